@@ -4,7 +4,7 @@
   tolerances must be stated by the caller, nothing is loosened by dtype behind their back).
 - :func:`gradcheck64`: ``torch.autograd.gradcheck`` in float64.
 - Markers :data:`requires_cuda`, :data:`requires_cupy`, :data:`requires_triton`.
-- The fixture ``nan_empty`` (from the pytest plugin :mod:`paperkit.testing.plugin`): fills
+- The fixture ``nan_empty`` (from the pytest plugin :mod:`paperkit.pytest_plugin`): fills
   ``torch.empty`` with NaN, so a kernel that reads memory it never wrote fails.
 - A small contract suite: :func:`check_seeded_determinism`, :func:`check_dtype_device`,
   :func:`check_finite`, :func:`check_state_dict_roundtrip`, :func:`assert_param_error`.

@@ -1,5 +1,7 @@
 """The pytest plugin every environment with paperkit loads (entry point ``pytest11``).
 
+It imports nothing of :mod:`paperkit.testing`, whose markers read the environment this plugin sets.
+
 - Registers the markers ``slow`` (kept out of the default run), ``gpu`` (needs a CUDA device; run
   by ``nox -s gpu`` and ``ci/gpu-check``) and ``interpret`` (Triton kernels under its CPU
   interpreter).

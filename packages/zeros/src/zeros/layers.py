@@ -1,0 +1,190 @@
+r"""The ZeroS attention layer.
+
+For x of shape (B, T, D) with H heads of size d = D/H:
+
+1. projections :math:`q, k, v, u = xW` (each D to D) and gate logits :math:`g = xW_g` (H x 3);
+2. angular part: RoPE on q, k, then unit length, :math:`\cos_{t,i}=\hat q_t\cdot\hat k_i`;
+3. radial logits, one scalar per key: ``"deviation"`` (default)
+   :math:`s_i=-\langle u_i,\bar u_i\rangle/\sqrt d` with the running mean
+   :math:`\bar u_i=(\tau\mu+\sum_{j\le i}u_j)/(\tau+i)`, learned :math:`\mu\in\mathbb R^d` (init 0)
+   and :math:`\tau=\exp(\mathrm{clip}(\log\tau,-50,30))` (init 1) per head; ``"quadratic"``
+   :math:`\lVert u_i\rVert^2/d`; ``"mean"`` :math:`\langle u_i,\mathbf 1\rangle/d`;
+4. gates :math:`\sigma^1=\mathrm{sigmoid}(g_0)`, :math:`\sigma^h=\mathrm{sigmoid}(g_1)` and, on a
+   first layer, :math:`\sigma^0=\tanh(g_2)`;
+5. :func:`zeros.ops.zeros_attention`, per-head LayerNorm (no affine, eps 1e-5), merge, :math:`W_o`,
+   dropout.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from paperkit import Described, check_choice, param_error
+from zeros.ops import BACKENDS, Backend, zeros_attention
+from zeros.rope import RotaryEmbedding
+
+__all__ = ["LOGIT_TYPES", "TERMS", "ZeroSAttention", "check_attention_args"]
+
+LOGIT_TYPES = ("deviation", "quadratic", "mean")
+#: Which zero-sum terms a layer keeps: both (the method), or one of them (ablations).
+TERMS = ("both", "first", "higher")
+
+
+def check_attention_args(owner: str, dim: int, num_heads: int, max_seq_len: int) -> int:
+    """Validate the shared constructor arguments; return the head size."""
+    for name, value in (("dim", dim), ("num_heads", num_heads), ("max_seq_len", max_seq_len)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise param_error(name, owner, "a positive integer", value)
+    if dim % num_heads:
+        raise param_error("num_heads", owner, f"a divisor of dim={dim}", num_heads)
+    return dim // num_heads
+
+
+def check_input(owner: str, x: torch.Tensor, dim: int, max_seq_len: int | None) -> None:
+    """Validate a layer input of shape (B, T, dim)."""
+    if not isinstance(x, torch.Tensor):
+        raise param_error("x", owner, "a torch.Tensor", Described(type(x).__name__), cls=TypeError)
+    if x.dim() != 3 or x.shape[-1] != dim:
+        raise param_error(
+            "x", owner, f"a 3-D tensor (B, T, {dim})", Described(f"shape {tuple(x.shape)}")
+        )
+    if max_seq_len is not None and x.shape[1] > max_seq_len:
+        raise param_error(
+            "x",
+            owner,
+            f"at most max_seq_len={max_seq_len} long with RoPE",
+            Described(f"T={x.shape[1]}"),
+        )
+
+
+class ZeroSAttention(nn.Module):
+    r"""Zero-sum linear attention (ZeroS), input and output (B, T, D).
+
+    Args:
+        dim: model width D.
+        num_heads: H, a divisor of D.
+        causal: prefix attention (True) or over the whole sequence.
+        max_seq_len: longest sequence RoPE is tabulated for.
+        rope: apply RoPE to q and k.
+        use_norm: per-head LayerNorm on the attention output.
+        first_layer: add the zero-order gate :math:`\sigma^0=\tanh(g_2)` (meant for a first layer).
+        logit_type: ``"deviation"``, ``"quadratic"`` or ``"mean"`` radial logits.
+        bias: biases in the projections.
+        dropout: dropout after the output projection.
+        backend: see :func:`zeros.ops.zeros_attention`.
+        chunk_size: block length of the ``chunk`` and ``triton`` backends.
+        terms: ``"both"`` zero-sum terms (the method), or only ``"first"`` or ``"higher"`` (the
+            other gate is held at 0), for ablations.
+    """
+
+    def __init__(
+        self,
+        dim: int,
+        num_heads: int,
+        *,
+        causal: bool = True,
+        max_seq_len: int = 2048,
+        rope: bool = True,
+        use_norm: bool = True,
+        first_layer: bool = False,
+        logit_type: Literal["deviation", "quadratic", "mean"] = "deviation",
+        bias: bool = True,
+        dropout: float = 0.0,
+        backend: Backend = "auto",
+        chunk_size: int = 64,
+        terms: Literal["both", "first", "higher"] = "both",
+    ) -> None:
+        super().__init__()
+        owner = "ZeroSAttention"
+        self.head_dim = check_attention_args(owner, dim, num_heads, max_seq_len)
+        check_choice("logit_type", owner, logit_type, LOGIT_TYPES)
+        check_choice("backend", owner, backend, BACKENDS)
+        check_choice("terms", owner, terms, TERMS)
+        if rope and self.head_dim % 2:
+            raise param_error(
+                "num_heads", owner, "such that dim/num_heads is even (RoPE)", num_heads
+            )
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
+            raise param_error("chunk_size", owner, "a positive integer", chunk_size)
+        if not 0.0 <= dropout < 1.0:
+            raise param_error("dropout", owner, "in [0, 1)", dropout)
+        self.dim, self.num_heads, self.causal = dim, num_heads, causal
+        self.max_seq_len, self.use_norm, self.first_layer = max_seq_len, use_norm, first_layer
+        self.logit_type, self.backend, self.chunk_size, self.terms = (
+            logit_type,
+            backend,
+            chunk_size,
+            terms,
+        )
+        # q, k, v, u (D each) and the 3 gate logits per head, in one matmul
+        self.in_proj = nn.Linear(dim, 4 * dim + 3 * num_heads, bias=bias)
+        self.out_proj = nn.Linear(dim, dim, bias=bias)
+        self.dropout = nn.Dropout(dropout)
+        self.rope = RotaryEmbedding(self.head_dim, max_seq_len) if rope else None
+        self.mu = nn.Parameter(torch.zeros(num_heads, self.head_dim))
+        self.log_tau = nn.Parameter(torch.zeros(num_heads))
+        self.reset_parameters()
+
+    def reset_parameters(self, out_std: float = 0.02) -> None:
+        """GPT-2 initialisation: weights N(0, 0.02), ``out_proj`` N(0, out_std), biases 0."""
+        nn.init.normal_(self.in_proj.weight, std=0.02)
+        nn.init.normal_(self.out_proj.weight, std=out_std)
+        for lin in (self.in_proj, self.out_proj):
+            if lin.bias is not None:
+                nn.init.zeros_(lin.bias)
+        nn.init.zeros_(self.mu)
+        nn.init.zeros_(self.log_tau)
+
+    def radial_logits(self, u: torch.Tensor) -> torch.Tensor:
+        """Per-key scalar logits s (B, T, H) from u (B, T, H, d)."""
+        d = self.head_dim
+        if self.logit_type == "quadratic":
+            return u.pow(2).sum(-1) / d
+        if self.logit_type == "mean":
+            return u.sum(-1) / d
+        tau = self.log_tau.clamp(-50.0, 30.0).exp().view(1, 1, -1, 1)
+        prior = tau * self.mu.view(1, 1, *self.mu.shape)
+        T = u.shape[1]
+        if self.causal:
+            count = torch.arange(1, T + 1, dtype=u.dtype, device=u.device).view(1, T, 1, 1)
+            mean = (prior + u.cumsum(dim=1)) / (tau + count)
+        else:
+            mean = (prior + u.sum(dim=1, keepdim=True)) / (tau + T)
+        return -(u * mean).sum(-1) / math.sqrt(d)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        check_input("ZeroSAttention", x, self.dim, self.max_seq_len if self.rope else None)
+        B, T, D = x.shape
+        H, d = self.num_heads, self.head_dim
+        proj = self.in_proj(x)
+        q, k, v, u = proj[..., : 4 * D].view(B, T, 4, H, d).unbind(2)
+        g = proj[..., 4 * D :].view(B, T, H, 3)
+        if self.rope is not None:
+            q, k = self.rope(q), self.rope(k)
+        s = self.radial_logits(u)
+        gate1, gateh = torch.sigmoid(g[..., 0]), torch.sigmoid(g[..., 1])
+        if self.terms == "first":
+            gateh = torch.zeros_like(gateh)
+        elif self.terms == "higher":
+            gate1 = torch.zeros_like(gate1)
+        gate0 = torch.tanh(g[..., 2]) if self.first_layer else None
+        o = zeros_attention(
+            q,
+            k,
+            v,
+            s,
+            gate1,
+            gateh,
+            gate0,
+            causal=self.causal,
+            backend=self.backend,
+            chunk_size=self.chunk_size,
+        )
+        if self.use_norm:
+            o = F.layer_norm(o, (d,), eps=1e-5)
+        return self.dropout(self.out_proj(o.reshape(B, T, D)))

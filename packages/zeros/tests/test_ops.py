@@ -1,0 +1,160 @@
+import math
+
+import pytest
+import torch
+
+from paperkit.testing import assert_close, assert_param_error, check_finite, gradcheck64
+from zeros.ops import SCAN_RANGE_LIMIT, zero_sum_weights, zeros_attention
+
+
+@pytest.mark.parametrize("causal", [True, False])
+@pytest.mark.parametrize("T", [1, 7, 64])
+@pytest.mark.parametrize("gate0", [False, True])
+def test_backends_agree_in_float64(causal, T, gate0, inputs):
+    q, k, v, s, g1, gh, g0 = inputs(T=T, gate0=gate0)
+    ref = zeros_attention(q, k, v, s, g1, gh, g0, causal=causal, backend="naive")
+    scan = zeros_attention(q, k, v, s, g1, gh, g0, causal=causal, backend="scan")
+    assert_close(scan, ref, rtol=0, atol=1e-10)
+    for chunk_size in (5, 16, 64):  # 5 divides neither 7 nor 64; 16 divides 64 only
+        out = zeros_attention(
+            q, k, v, s, g1, gh, g0, causal=causal, backend="chunk", chunk_size=chunk_size
+        )
+        assert_close(out, ref, rtol=0, atol=1e-10, msg=f"chunk_size={chunk_size}")
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_weights_sum_to_zero(causal, inputs):
+    _, _, _, s, g1, gh, _ = inputs(T=33)
+    r = zero_sum_weights(s, g1, gh, causal=causal)
+    assert r.shape == (2, 3, 33, 33)
+    assert_close(r.sum(-1), torch.zeros(2, 3, 33, dtype=torch.float64), rtol=0, atol=1e-12)
+    if causal:  # nothing above the diagonal
+        assert torch.equal(r.triu(1), torch.zeros_like(r))
+    assert r.abs().max() > 0.1  # and the weights are not trivially zero
+
+
+def test_weights_with_gate0_sum_to_gate0(inputs):
+    _, _, _, s, g1, gh, g0 = inputs(T=9, gate0=True)
+    r = zero_sum_weights(s, g1, gh, g0)
+    assert_close(r.sum(-1), g0.transpose(1, 2), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("causal", [True, False])
+def test_all_gates_one_recover_the_prefix_softmax(causal, inputs):
+    _, _, _, s, _, _, _ = inputs(T=12)
+    ones = torch.ones_like(s)
+    r = zero_sum_weights(s, ones, ones, ones, causal=causal)
+    st = s.transpose(1, 2).unsqueeze(-2).expand(2, 3, 12, 12)  # s_i along the last axis
+    if causal:
+        st = st.masked_fill(~torch.ones(12, 12, dtype=torch.bool).tril(), float("-inf"))
+    assert_close(r, torch.softmax(st, dim=-1), rtol=0, atol=1e-15)
+
+
+def test_first_order_term_is_the_centred_logit_over_t(inputs):
+    # sigma^1 = 1, sigma^h = 0: r_{t,i} = (s_i - mean_{j<=t} s_j) / t (eq. of delta^1)
+    _, _, _, s, _, _, _ = inputs(B=1, T=5, H=1)
+    r = zero_sum_weights(s, torch.ones_like(s), torch.zeros_like(s))[0, 0]
+    x = s[0, :, 0]
+    for t in range(1, 6):
+        expected = (x[:t] - x[:t].mean()) / t
+        assert_close(r[t - 1, :t], expected, rtol=0, atol=1e-15)
+
+
+@pytest.mark.parametrize("backend", ["naive", "chunk", "scan"])
+def test_causality(backend, inputs):
+    q, k, v, s, g1, gh, g0 = inputs(T=20, gate0=True)
+    out = zeros_attention(q, k, v, s, g1, gh, g0, backend=backend, chunk_size=6)
+    tau = 11
+    changed = [x.clone() for x in (q, k, v, s, g1, gh, g0)]
+    for x in changed:
+        x[:, tau:] += 1.0 + torch.rand_like(x[:, tau:])
+    out2 = zeros_attention(*changed, backend=backend, chunk_size=6)
+    if backend == "scan":  # its global shift max(s) sees later positions: rounding, not values
+        assert_close(out2[:, :tau], out[:, :tau], rtol=0, atol=1e-12)
+    else:
+        assert torch.equal(out2[:, :tau], out[:, :tau])
+    assert not torch.allclose(out2[:, tau:], out[:, tau:])
+
+
+def test_contrast_closed_form():
+    # T = 2, q = k1 = k2 and both gates 1: o_2 = (sigmoid(s1 - s2) - 1/2)(v1 - v2)
+    qk = torch.randn(1, 1, 1, 5, dtype=torch.float64)
+    q = k = qk.expand(1, 2, 1, 5)
+    v = torch.randn(1, 2, 1, 5, dtype=torch.float64)
+    s = torch.tensor([[[1.3], [-0.4]]], dtype=torch.float64)
+    ones = torch.ones_like(s)
+    expected = (torch.sigmoid(s[0, 0] - s[0, 1]) - 0.5) * (v[0, 0, 0] - v[0, 1, 0])
+    for backend in ("naive", "scan", "chunk"):
+        o = zeros_attention(q, k, v, s, ones, ones, backend=backend)
+        assert_close(o[0, 1, 0], expected, rtol=0, atol=1e-14, msg=backend)
+
+
+def _stability_inputs(inputs, T, scale, seed=3):
+    q, k, v, s, g1, gh, _ = inputs(B=1, T=T, H=2, d=8, dtype=torch.float32, scale=scale, seed=seed)
+    return q, k, v, s, g1, gh
+
+
+def test_stable_for_wide_logits(inputs):
+    q, k, v, s, g1, gh = _stability_inputs(inputs, T=1024, scale=30.0)
+    ref = zeros_attention(*(x.double() for x in (q, k, v, s, g1, gh)), backend="naive")
+    tol = 1e-3 * ref.abs().max().item()
+    for backend in ("chunk", "scan"):
+        out = zeros_attention(q, k, v, s, g1, gh, backend=backend)
+        check_finite(out)
+        assert out.dtype == torch.float32
+        assert_close(out, ref, rtol=0, atol=tol, msg=backend)
+
+
+def test_extreme_logits_chunk_and_naive_stay_exact_scan_refuses(inputs):
+    q, k, v, s, g1, gh = _stability_inputs(inputs, T=128, scale=1e4)
+    ref = zeros_attention(*(x.double() for x in (q, k, v, s, g1, gh)), backend="naive")
+    tol = 1e-3 * ref.abs().max().item()
+    for backend in ("naive", "chunk"):
+        out = zeros_attention(q, k, v, s, g1, gh, backend=backend)
+        check_finite(out)
+        assert_close(out, ref, rtol=0, atol=tol, msg=backend)
+    with pytest.raises(ValueError, match=f"> {SCAN_RANGE_LIMIT:.0f}.*backend='chunk'"):
+        zeros_attention(q, k, v, s, g1, gh, backend="scan")
+    auto = zeros_attention(q, k, v, s, g1, gh, backend="auto")  # hands over to chunk
+    assert_close(auto, ref, rtol=0, atol=tol)
+
+
+def test_no_fixed_floor_on_the_normaliser(inputs):
+    # early prefixes have tiny e^{s - max}: a floor such as 1e-12 would give O(1) errors here
+    q, k, v, s, g1, gh, _ = inputs(B=1, T=64, H=1, d=4, scale=30.0, seed=5)
+    ref = zeros_attention(q, k, v, s, g1, gh, backend="naive")
+    assert_close(zeros_attention(q, k, v, s, g1, gh, backend="scan"), ref, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("backend", ["scan", "chunk"])
+@pytest.mark.parametrize("gate0", [False, True])
+def test_gradcheck(backend, gate0, inputs):
+    q, k, v, s, g1, gh, g0 = inputs(B=1, T=6, H=2, d=3, gate0=gate0)
+    args = (q, k, v, s, g1, gh) + ((g0,) if gate0 else ())
+
+    def fn(*xs):
+        return zeros_attention(*xs, backend=backend, chunk_size=4)
+
+    assert gradcheck64(fn, *args)
+
+
+def test_bad_inputs(inputs):
+    q, k, v, s, g1, gh, _ = inputs()
+    assert_param_error(zeros_attention, q, k, v, s, g1, gh[:, :3], param="gateh")
+    assert_param_error(zeros_attention, q[0], k, v, s, g1, gh, param="q")
+    assert_param_error(zeros_attention, q, k[..., :2], v, s, g1, gh, param="k")
+    assert_param_error(zeros_attention, q, k, v, s[..., 0], g1, gh, param="s")
+    assert_param_error(zeros_attention, q, k, v, s, g1, gh, backend="fast", param="backend")
+    assert_param_error(zeros_attention, q, k, v, s, g1, gh, chunk_size=0, param="chunk_size")
+    assert_param_error(zeros_attention, q, k, v, s.float(), g1, gh, param="s")
+    assert_param_error(zeros_attention, q, k, v, s, g1, gh, "x", param="gate0", exc=TypeError)
+    assert_param_error(zeros_attention, q, k, v.long(), s, g1, gh, param="v", exc=TypeError)
+    assert_param_error(
+        zeros_attention, q, k, v, s, g1, gh, causal=False, backend="triton", param="backend"
+    )
+
+
+def test_weights_bad_inputs(inputs):
+    _, _, _, s, g1, gh, _ = inputs()
+    assert_param_error(zero_sum_weights, s, g1[:, :2], gh, param="gate1")
+    assert math.isfinite(zero_sum_weights(s, g1, gh).sum().item())
