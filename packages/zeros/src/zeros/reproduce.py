@@ -3,9 +3,10 @@
 (a) The contrast task: one single-head attention layer and a linear readout must output
     :math:`v_a - v_b`. ZeroS can place a positive weight on a and a negative one on b; softmax and
     positive-feature linear attention only mix convexly, so they plateau.
-(b) Multi-query associative recall with a 2-layer TinyLM (d=64, 4 heads, batch 32), every model
-    with the same steps and learning rate. The full run adds ReLU linear attention and the
-    ablations (first-order term only, higher-order term only, zero-order gate on every layer).
+(b) Multi-query associative recall (T=32, 4 key-value pairs, vocabulary 64) with a 2-layer TinyLM
+    (d=64, 4 heads, batch 32), every model with the same steps, warm-up and learning rate. The
+    full run trains longer and adds ReLU linear attention and the ablations (first-order term
+    only, higher-order term only, zero-order gate on every layer).
 """
 
 from __future__ import annotations
@@ -184,13 +185,11 @@ def reproduce(
     ``steps`` overrides the number of training steps of both tasks (for smoke tests).
     """
     contrast_steps = steps or (300 if quick else 600)
-    mqar_cfg = (
-        dict(seq_len=32, num_kv=4, vocab=64, steps=800)
-        if quick
-        else dict(seq_len=64, num_kv=8, vocab=128, steps=1000)
-    )
-    steps = steps or mqar_cfg.pop("steps")
-    mqar_cfg.pop("steps", None)
+    # Full: more steps and the ablations at the same size. At T=64 with 8 pairs, softmax did not
+    # learn the task within 2000 steps here (see the README), so the full run keeps the size where
+    # the comparison is informative.
+    mqar_cfg = dict(seq_len=32, num_kv=4, vocab=64)
+    steps = steps or (800 if quick else 1500)
     contrast_rows = [train_contrast(s, steps=contrast_steps, seed=seed) for s in CONTRAST]
     mqar_rows = [
         train_mqar(s, steps=steps, seed=seed, **mqar_cfg)
