@@ -119,6 +119,18 @@ def test_extreme_logits_chunk_and_naive_stay_exact_scan_refuses(inputs):
     assert_close(auto, ref, rtol=0, atol=tol)
 
 
+@pytest.mark.parametrize("causal", [True, False])
+def test_logits_of_size_80_in_float64(causal, inputs):
+    q, k, v, _, g1, gh, g0 = inputs(B=1, T=64, H=2, d=8, gate0=True)
+    s = 80.0 * torch.sign(torch.randn(1, 64, 2, dtype=torch.float64))  # |s| = 80 everywhere
+    s[0, 5, 0] = -80.0
+    ref = zeros_attention(q, k, v, s, g1, gh, g0, causal=causal, backend="naive")
+    check_finite(ref)
+    for backend in ("scan", "chunk"):
+        out = zeros_attention(q, k, v, s, g1, gh, g0, causal=causal, backend=backend, chunk_size=16)
+        assert_close(out, ref, rtol=0, atol=1e-9 * ref.abs().max().item(), msg=backend)
+
+
 def test_no_fixed_floor_on_the_normaliser(inputs):
     # early prefixes have tiny e^{s - max}: a floor such as 1e-12 would give O(1) errors here
     q, k, v, s, g1, gh, _ = inputs(B=1, T=64, H=1, d=4, scale=30.0, seed=5)

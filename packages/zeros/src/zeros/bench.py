@@ -73,7 +73,8 @@ def bench(
         limits = {"naive": 8192, "scan": 8192, "chunk": 32768, "triton": 32768, "softmax": 32768}
     else:
         lengths = [256, 512, 1024, 2048] if quick else [256, 512, 1024, 2048, 4096, 8192]
-        limits = {"naive": 4096, "scan": 2048, "chunk": 8192, "softmax": 8192}
+        top = 2048 if quick else 8192
+        limits = dict.fromkeys(["naive", "scan", "chunk", "softmax"], top)
     rows = []
     cases = [(name, T) for name in limits for T in lengths if limits[name] >= T]
     for name, T in progress(cases, "bench"):
