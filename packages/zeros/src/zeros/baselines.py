@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from paperkit import check_choice, param_error
+from paperkit import check_choice
 from zeros.layers import check_attention_args, check_input
 from zeros.rope import RotaryEmbedding
 
@@ -29,12 +29,20 @@ class _Projected(nn.Module):
     """q, k, v and output projections with GPT-2 initialisation, shared by both baselines."""
 
     def __init__(
-        self, owner: str, dim: int, num_heads: int, max_seq_len: int, bias: bool, dropout: float
+        self,
+        owner: str,
+        dim: int,
+        num_heads: int,
+        max_seq_len: int,
+        *,
+        rope: bool,
+        bias: bool,
+        dropout: float,
     ):
         super().__init__()
-        self.head_dim = check_attention_args(owner, dim, num_heads, max_seq_len)
-        if not 0.0 <= dropout < 1.0:
-            raise param_error("dropout", owner, "in [0, 1)", dropout)
+        self.head_dim = check_attention_args(
+            owner, dim, num_heads, max_seq_len, rope=rope, dropout=dropout
+        )
         self.dim, self.num_heads, self.max_seq_len = dim, num_heads, max_seq_len
         self.in_proj = nn.Linear(dim, 3 * dim, bias=bias)
         self.out_proj = nn.Linear(dim, dim, bias=bias)
@@ -71,11 +79,9 @@ class SoftmaxAttention(_Projected):
         bias: bool = True,
         dropout: float = 0.0,
     ) -> None:
-        super().__init__("SoftmaxAttention", dim, num_heads, max_seq_len, bias, dropout)
-        if rope and self.head_dim % 2:
-            raise param_error(
-                "num_heads", "SoftmaxAttention", "such that dim/num_heads is even (RoPE)", num_heads
-            )
+        super().__init__(
+            "SoftmaxAttention", dim, num_heads, max_seq_len, rope=rope, bias=bias, dropout=dropout
+        )
         self.causal = causal
         self.rope = RotaryEmbedding(self.head_dim, max_seq_len) if rope else None
 
@@ -107,7 +113,9 @@ class LinearAttention(_Projected):
         dropout: float = 0.0,
         eps: float = 1e-6,
     ) -> None:
-        super().__init__("LinearAttention", dim, num_heads, max_seq_len, bias, dropout)
+        super().__init__(
+            "LinearAttention", dim, num_heads, max_seq_len, rope=False, bias=bias, dropout=dropout
+        )
         self.feature_map = check_choice("feature_map", "LinearAttention", feature_map, FEATURE_MAPS)
         self.causal, self.eps = causal, eps
 

@@ -35,13 +35,19 @@ LOGIT_TYPES = ("deviation", "quadratic", "mean")
 TERMS = ("both", "first", "higher")
 
 
-def check_attention_args(owner: str, dim: int, num_heads: int, max_seq_len: int) -> int:
-    """Validate the shared constructor arguments; return the head size."""
+def check_attention_args(
+    owner: str, dim: int, num_heads: int, max_seq_len: int, *, rope: bool, dropout: float
+) -> int:
+    """Validate the constructor arguments every attention layer shares; return the head size."""
     for name, value in (("dim", dim), ("num_heads", num_heads), ("max_seq_len", max_seq_len)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise param_error(name, owner, "a positive integer", value)
     if dim % num_heads:
         raise param_error("num_heads", owner, f"a divisor of dim={dim}", num_heads)
+    if rope and (dim // num_heads) % 2:
+        raise param_error("num_heads", owner, "such that dim/num_heads is even (RoPE)", num_heads)
+    if not 0.0 <= dropout < 1.0:
+        raise param_error("dropout", owner, "in [0, 1)", dropout)
     return dim // num_heads
 
 
@@ -101,18 +107,14 @@ class ZeroSAttention(nn.Module):
     ) -> None:
         super().__init__()
         owner = "ZeroSAttention"
-        self.head_dim = check_attention_args(owner, dim, num_heads, max_seq_len)
+        self.head_dim = check_attention_args(
+            owner, dim, num_heads, max_seq_len, rope=rope, dropout=dropout
+        )
         check_choice("logit_type", owner, logit_type, LOGIT_TYPES)
         check_choice("backend", owner, backend, BACKENDS)
         check_choice("terms", owner, terms, TERMS)
-        if rope and self.head_dim % 2:
-            raise param_error(
-                "num_heads", owner, "such that dim/num_heads is even (RoPE)", num_heads
-            )
         if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
             raise param_error("chunk_size", owner, "a positive integer", chunk_size)
-        if not 0.0 <= dropout < 1.0:
-            raise param_error("dropout", owner, "in [0, 1)", dropout)
         self.dim, self.num_heads, self.causal = dim, num_heads, causal
         self.max_seq_len, self.use_norm, self.first_layer = max_seq_len, use_norm, first_layer
         self.logit_type, self.backend, self.chunk_size, self.terms = (
