@@ -140,7 +140,11 @@ def print_table(
         table.add_column(column)
     for row in rows:
         table.add_row(*(_cell(row.get(c, ""), floatfmt) for c in columns))
-    (console or Console()).print(table)
+    if console is None:
+        console = Console()
+        if not console.is_terminal:  # logs and pipes: do not squeeze wide tables into 80 columns
+            console = Console(width=200)
+    console.print(table)
     return table
 
 

@@ -1,0 +1,13 @@
+"""The ``scbfgs`` command: ``scbfgs reproduce [--quick] [--seed N] [--out DIR]`` and
+``scbfgs bench``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from paperkit.cli import package_main
+from scbfgs.paper import PAPER
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return package_main(PAPER, argv)
