@@ -8,7 +8,9 @@ from scbfgs.reproduce import phase_summary, reproduce
 
 def test_phase_summary_separates_linear_from_superlinear():
     linear = 0.5 ** np.arange(30)
-    superlinear = np.concatenate([0.5 ** np.arange(10), 0.5**9 * np.cumprod(0.1 ** np.arange(1, 5))])
+    superlinear = np.concatenate(
+        [0.5 ** np.arange(10), 0.5**9 * np.cumprod(0.1 ** np.arange(1, 5))]
+    )
     assert phase_summary(linear, 0.0)["linear_rate"] == pytest.approx(0.5)
     assert phase_summary(linear, 0.0)["tail_rate"] == pytest.approx(0.5)
     s = phase_summary(superlinear, 0.0)
@@ -18,7 +20,9 @@ def test_phase_summary_separates_linear_from_superlinear():
 def test_diagnostics_along_the_run():
     p = cubic_chain(8, 1e-2)
     x_star, f_star = newton_solve(p.f, p.grad, p.hess, np.zeros(8))
-    res = bfgs(p.f, p.grad, np.zeros(8), B0=3.0, hess=p.hess, x_star=x_star, f_star=f_star, M=p.M_bound)
+    res = bfgs(
+        p.f, p.grad, np.zeros(8), B0=3.0, hess=p.hess, x_star=x_star, f_star=f_star, M=p.M_bound
+    )
     assert res.psi_hist[0] == pytest.approx(psi(3.0 * np.eye(8), p.hess(x_star)))
     assert np.all(res.psi_hist >= -1e-9) and res.psi_hist[-1] < res.psi_hist[0]
     assert res.delta0 == pytest.approx(p.f(np.zeros(8)) - f_star)

@@ -151,7 +151,9 @@ def _sweeps(p: Problem, scales: list[float], radii: list[float], rng: np.random.
         "iters vs Psi": _fit(psis, [r["iters"] for r in b0_rows]),
         "iters vs log10 Psi": _fit(np.log10(psis).tolist(), [r["iters"] for r in b0_rows]),
         "iters vs M sqrt(D0)": _fit(m_d0, [r["iters"] for r in start_rows]),
-        "iters vs log10 M sqrt(D0)": _fit(np.log10(m_d0).tolist(), [r["iters"] for r in start_rows]),
+        "iters vs log10 M sqrt(D0)": _fit(
+            np.log10(m_d0).tolist(), [r["iters"] for r in start_rows]
+        ),
     }
     return b0_rows, start_rows, fits
 
