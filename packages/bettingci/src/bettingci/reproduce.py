@@ -1,0 +1,266 @@
+"""The headline experiment at small scale: ``bettingci reproduce [--quick] [--seed N] [--out DIR]``.
+
+(a) Lower confidence bounds on Monte-Carlo samples: for each setting (distribution, n, delta) and
+    method, R bounds on fresh i.i.d. samples; the mean and median gap :math:`\\mu - \\mathrm{LCB}`
+    and the miss rate :math:`P(\\mathrm{LCB} > \\mu)`, checked against
+    :math:`\\delta + 3\\sqrt{\\delta(1-\\delta)/R}`. Bernoulli(p), p in {0.1, 0.5, 0.9}, n in
+    {10, 20, 50, 100}; Beta(a, b) at n in {50, 500}. Every betting method uses the randomized
+    threshold (the paper's default); the closed forms are deterministic.
+(b) Width against n: the mean gap of STaR, the hedged CI, Maurer-Pontil and Hoeffding on Uniform,
+    the two-point law {0.45, 0.55} (sd 0.05) and Beta(2, 5) for n from 10 to 10,000, as a ratio to
+    the oracle rate :math:`\\sqrt{2\\sigma^2\\log(1/\\delta)/n}`, with the paper's grid G = 10^4.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from bettingci.data import Distribution, bernoulli, beta, two_point, uniform
+from bettingci.intervals import lower_bound_batch
+from paperkit import figure, print_table, progress, save_figure
+
+__all__ = ["BASELINES", "GUARANTEED", "evaluate", "reproduce", "width_sweep"]
+
+#: Methods with a finite-sample guarantee (t_test is a reference without one).
+GUARANTEED = (
+    "star",
+    "bets",
+    "star_hoeffding",
+    "hedged",
+    "hoeffding",
+    "maurer_pontil",
+    "clopper_pearson",
+)
+#: The baselines STaR-Bets is compared with in the summary (the paper's competitors).
+BASELINES = ("hedged", "hoeffding", "maurer_pontil", "clopper_pearson")
+_ORDER = ("star", "bets", "star_hoeffding", "hedged", "hoeffding", "maurer_pontil")
+
+
+def _methods(dist: Distribution) -> tuple[str, ...]:
+    return _ORDER + (("clopper_pearson",) if dist.binary else ()) + ("t_test",)
+
+
+def evaluate(
+    dist: Distribution,
+    n: int,
+    delta: float,
+    *,
+    R: int,
+    grid: int,
+    rng: np.random.Generator,
+    methods: tuple[str, ...] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, np.ndarray]]:
+    """Lower bounds of every method on the same R samples of size n; one row per method and
+    the (R,) bounds by method."""
+    X = dist.sample(rng, R, n)
+    limit = delta + 3 * np.sqrt(delta * (1 - delta) / R)
+    rows, bounds = [], {}
+    for method in methods or _methods(dist):
+        start = time.perf_counter()
+        lcb = lower_bound_batch(X, delta, method, grid=grid, random_state=rng)
+        seconds = time.perf_counter() - start
+        gap = dist.mean - lcb
+        miss = float(np.mean(lcb > dist.mean))
+        bounds[method] = lcb
+        rows.append(
+            {
+                "distribution": dist.name,
+                "n": n,
+                "delta": delta,
+                "method": method,
+                "mean gap": float(gap.mean()),
+                "median gap": float(np.median(gap)),
+                "se gap": float(gap.std(ddof=1) / np.sqrt(R)),
+                "miss": miss,
+                "check": ("PASS" if miss <= limit else "FAIL") if method in GUARANTEED else "ref",
+                "seconds": seconds,
+            }
+        )
+    return rows, bounds
+
+
+def _summary(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per setting: STaR's mean gap over the best baseline's, and over the hedged CI's."""
+    out = []
+    keys = dict.fromkeys((r["distribution"], r["n"], r["delta"]) for r in rows)
+    for key in keys:
+        mine = {r["method"]: r for r in rows if (r["distribution"], r["n"], r["delta"]) == key}
+        base = {m: mine[m]["mean gap"] for m in BASELINES if m in mine}
+        best = min(base, key=base.get)
+        star = mine["star"]["mean gap"]
+        # tied within MC error: the gap difference is below 2 standard errors of either mean
+        tie = abs(star - base[best]) <= 2 * max(mine["star"]["se gap"], mine[best]["se gap"])
+        out.append(
+            {
+                "distribution": key[0],
+                "n": key[1],
+                "delta": key[2],
+                "STaR gap": star,
+                "best baseline": best,
+                "its gap": base[best],
+                "STaR / best": star / base[best],
+                "STaR / hedged": star / base["hedged"],
+                "STaR smallest": "yes" if star <= base[best] else ("tie" if tie else "no"),
+            }
+        )
+    return out
+
+
+def width_sweep(
+    dists: list[Distribution],
+    ns: list[int],
+    *,
+    R: Callable[[int], int],
+    grid: int,
+    delta: float,
+    seed: int,
+    methods: tuple[str, ...] = ("star", "hedged", "maurer_pontil", "hoeffding"),
+) -> list[dict[str, Any]]:
+    """Mean gap and its ratio to :math:`\\sqrt{2\\sigma^2\\log(1/\\delta)/n}` over n, with
+    ``R(n)`` samples at size n. ``CLT`` is the normal-approximation gap
+    :math:`z_{1-\\delta}\\sigma/\\sqrt n` (no finite-sample guarantee): the asymptotic gap of a
+    bound whose miss rate is exactly delta, i.e. a ratio of
+    :math:`z_{1-\\delta}/\\sqrt{2\\log(1/\\delta)} = 0.67` at delta = 0.05."""
+    rows = []
+    cases = [(i, d, n) for i, d in enumerate(dists) for n in ns]
+    for i, dist, n in progress(cases, "width vs n"):
+        rng = np.random.default_rng((seed, 1000 + i, n))
+        found, _ = evaluate(dist, n, delta, R=R(n), grid=grid, rng=rng, methods=methods)
+        oracle = dist.oracle_width(n, delta)
+        clt = float(stats.norm.ppf(1 - delta)) * np.sqrt(dist.var / n)
+        rows += [
+            {
+                "distribution": dist.name,
+                "n": n,
+                "method": r["method"],
+                "mean gap": r["mean gap"],
+                "oracle": oracle,
+                "gap / oracle": r["mean gap"] / oracle,
+                "CLT": clt,
+                "miss": r["miss"],
+                "R": R(n),
+            }
+            for r in found
+        ]
+    return rows
+
+
+def _ecdf(ax: Any, bounds: dict[str, np.ndarray], mean: float, title: str) -> None:
+    for method, lcb in bounds.items():
+        values = np.sort(lcb)
+        ax.step(values, np.arange(1, values.size + 1) / values.size, where="post", label=method)
+    ax.axvline(mean, color="magenta", lw=0.8)
+    lo = min(float(np.quantile(v, 0.02)) for v in bounds.values())
+    ax.set(xlim=(lo, mean + 0.15 * (mean - lo)), xlabel="lower confidence bound")
+    ax.set(ylabel="ECDF", title=title)
+    ax.legend(fontsize=6)
+
+
+def _plot(
+    ecdfs: dict[str, tuple[dict[str, np.ndarray], float]],
+    sweep: list[dict[str, Any]],
+    out: Path,
+) -> Path:
+    dists = list(dict.fromkeys(r["distribution"] for r in sweep))
+    fig, axes = figure(2, 3, size=(15, 8.5))
+    for ax, (title, (bounds, mean)) in zip(axes[0], ecdfs.items(), strict=False):
+        _ecdf(ax, bounds, mean, title)
+    for ax, name in zip(axes[1], dists, strict=False):
+        mine = [r for r in sweep if r["distribution"] == name]
+        for method in dict.fromkeys(r["method"] for r in mine):
+            pts = [r for r in mine if r["method"] == method]
+            ax.loglog([r["n"] for r in pts], [r["mean gap"] for r in pts], "o-", label=method)
+        ns = sorted({r["n"] for r in mine})
+        oracle = {r["n"]: r["oracle"] for r in mine}
+        clt = {r["n"]: r["CLT"] for r in mine}
+        ax.loglog(ns, [oracle[n] for n in ns], "k--", label="oracle sqrt(2 s2 log(1/d)/n)")
+        ax.loglog(ns, [clt[n] for n in ns], "k:", label="CLT z_(1-d) s / sqrt(n), no guarantee")
+        ax.set(xlabel="n", ylabel="mean gap mu - LCB", title=f"width vs n: {name}")
+        ax.legend(fontsize=6)
+    return save_figure(fig, out / "bettingci.png")
+
+
+def reproduce(
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    out: Path,
+    R: int | None = None,
+    grid: int | None = None,
+    sweep_ns: list[int] | None = None,
+    sweep_R: int | None = None,
+    sweep_grid: int = 10_000,
+) -> dict[str, Any]:
+    """Run (a) the LCB comparison and (b) the width sweep; print the tables, write
+    ``bettingci.png``.
+
+    Quick: R = 100, G = 1000, the Bernoulli settings and Beta (0.5, 0.5), (2, 5), (5, 2); width
+    sweep n in {10, 100, 1000} with R = 60. Full: R = 500, every Beta(a, b) with a, b in
+    {0.5, 2, 5}, delta in {0.01, 0.001} on Bernoulli(0.5) and Beta(2, 5), width sweep up to
+    n = 10,000 with R = 100 (n <= 1000) and R = 40 (n > 1000). The sweep uses the paper's grid
+    G = 10^4. ``R``, ``grid``, ``sweep_ns``, ``sweep_R`` and ``sweep_grid`` override the sizes
+    (for smoke tests).
+    """
+    R = R or (100 if quick else 500)
+    grid = grid or 1000
+    shapes = (
+        [(0.5, 0.5), (2, 5), (5, 2)]
+        if quick
+        else [(a, b) for a in (0.5, 2, 5) for b in (0.5, 2, 5)]
+    )
+    settings = [(bernoulli(p), n, 0.05) for p in (0.1, 0.5, 0.9) for n in (10, 20, 50, 100)]
+    settings += [(beta(a, b), n, 0.05) for a, b in shapes for n in (50, 500)]
+    if not quick:
+        for delta in (0.01, 0.001):
+            settings += [(bernoulli(0.5), n, delta) for n in (10, 20, 50, 100)]
+            settings += [(beta(2, 5), n, delta) for n in (50, 500)]
+    rows: list[dict[str, Any]] = []
+    ecdfs: dict[str, tuple[dict[str, np.ndarray], float]] = {}
+    shown = {("Bernoulli(0.5)", 50), ("Beta(2,5)", 50), ("Beta(0.5,0.5)", 500)}
+    for k, (dist, n, delta) in enumerate(progress(settings, "LCB settings")):
+        found, bounds = evaluate(
+            dist, n, delta, R=R, grid=grid, rng=np.random.default_rng((seed, k))
+        )
+        rows += found
+        if (dist.name, n) in shown and delta == 0.05:
+            ecdfs[f"{dist.name}, n={n}, delta={delta}"] = (bounds, dist.mean)
+    table = [{k: v for k, v in r.items() if k not in ("se gap", "seconds")} for r in rows]
+    print_table(table, title=f"(a) one-sided LCBs, R={R} samples, grid G={grid}")
+    summary = _summary(rows)
+    print_table(summary, title="STaR mean gap / best baseline gap (hedged, Hoeffding, MP, CP)")
+
+    ns = sweep_ns or ([10, 100, 1000] if quick else [10, 30, 100, 300, 1000, 3000, 10_000])
+
+    def sweep_size(n: int) -> int:
+        return sweep_R or (60 if quick else (100 if n <= 1000 else 40))
+
+    sweep = width_sweep(
+        [uniform(), two_point(), beta(2, 5)],
+        ns,
+        R=sweep_size,
+        grid=sweep_grid,
+        delta=0.05,
+        seed=seed,
+    )
+    print_table(sweep, title=f"(b) mean gap vs n, ratio to the oracle, G={sweep_grid}")
+    _plot(ecdfs, sweep, out)
+    ratios = [s["STaR / best"] for s in summary]
+    return {
+        "R": R,
+        "grid": grid,
+        "rows": rows,
+        "summary": summary,
+        "star_over_best": {
+            "min": min(ratios),
+            "median": float(np.median(ratios)),
+            "max": max(ratios),
+        },
+        "all_guaranteed_pass": all(r["check"] != "FAIL" for r in rows),
+        "sweep": {"grid": sweep_grid, "delta": 0.05, "rows": sweep},
+    }
