@@ -8,7 +8,7 @@ PAPER = Paper(
         "Affine-Invariant Global Non-Asymptotic Convergence Analysis of BFGS under Self-Concordance"
     ),
     arxiv="2507.00361",
-    status="in progress",
+    status="done",
     reproduce="scbfgs.reproduce:reproduce",
     bench="scbfgs.bench:bench",
 )

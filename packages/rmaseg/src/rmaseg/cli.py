@@ -1,0 +1,12 @@
+"""The ``rmaseg`` command: ``rmaseg reproduce [--quick] [--seed N] [--out DIR]``, ``bench``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from paperkit.cli import package_main
+from rmaseg.paper import PAPER
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return package_main(PAPER, argv)

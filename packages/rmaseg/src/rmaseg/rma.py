@@ -1,0 +1,180 @@
+r"""The reciprocal moment approximation (RMA) of the expected Dice and IoU, and its two solvers.
+
+For one image and class, pixels :math:`j = 1..d` have probabilities :math:`p_j`,
+labels :math:`Y_j \sim \mathrm{Bern}(p_j)` independent, :math:`P = \sum_j p_j`. For a mask
+:math:`I` with :math:`\tau = |I|` and :math:`S = \sum_{j \in I} p_j`, RMA replaces
+:math:`E[1/(\tau + 1 + \Gamma_{-j})]` by :math:`1/(\tau + 1 + P)` (a lower bound by Jensen):
+
+.. math::
+
+    D(I) = \frac{2 S}{P + \tau + 1 + s} + \frac{s}{P + \tau + s}, \qquad
+    J(I) = \frac{S + s}{P - S + \tau + s},
+
+with :math:`D(\emptyset) = J(\emptyset) = s / (P + s)` (0 when :math:`s = 0`, 0/0 := 0). Both
+depend on :math:`I` through :math:`(\tau, S)` only, so the best mask of each size is the top-tau
+set and :math:`\tau^* = \arg\max_\tau` of a vector of cumulative sums (``solver="sort"``,
+O(d log d)). With :math:`s = 0` the optimum is also a threshold set found by Dinkelbach's
+method in O(d) per iteration (``solver="linear"``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from paperkit import Described, check_choice, param_error
+from rmaseg.checks import as_probs, check_metric, check_smooth
+
+__all__ = [
+    "MAX_DINKELBACH_ITERATIONS",
+    "SOLVERS",
+    "dinkelbach_masks",
+    "optimal_tau",
+    "rma_curve",
+    "rma_objective",
+    "rma_value",
+    "sort_masks",
+]
+
+#: The two exact solvers of the RMA problem.
+SOLVERS = ("sort", "linear")
+#: Dinkelbach iterations before falling back to sorting (never reached in the tests).
+MAX_DINKELBACH_ITERATIONS = 100
+
+
+def rma_value(
+    S: torch.Tensor, tau: torch.Tensor, P: torch.Tensor, metric: str, smooth: float = 0.0
+) -> torch.Tensor:
+    r"""RMA objective of masks of size ``tau`` and probability mass ``S`` (broadcast).
+
+    Dice :math:`2S/(P+\tau+1+s) + s/(P+\tau+s)`, IoU :math:`(S+s)/(P-S+\tau+s)`; the empty mask
+    (``tau == 0``) scores :math:`s/(P+s)`, with 0/0 := 0.
+    """
+    if metric == "dice":
+        value = 2 * S / (P + tau + 1 + smooth)
+        if smooth > 0:
+            value = value + smooth / (P + tau + smooth)
+    else:
+        den = P - S + tau + smooth
+        value = (S + smooth) / torch.where(den > 0, den, torch.ones_like(den))
+        value = torch.where(den > 0, value, torch.zeros_like(value))
+    empty = smooth / (P + smooth) if smooth > 0 else torch.zeros_like(P)
+    return torch.where(tau == 0, empty, value)
+
+
+def rma_curve(sorted_probs: torch.Tensor, metric: str, smooth: float = 0.0) -> torch.Tensor:
+    r"""The RMA objective of every top-tau set, ``tau = 0..d``: (..., d) sorted -> (..., d + 1).
+
+    ``sorted_probs`` holds each row in descending order; sums are taken in float64.
+    """
+    S = torch.cumsum(sorted_probs, dim=-1, dtype=torch.float64)
+    S = torch.nn.functional.pad(S, (1, 0))
+    P = S[..., -1:]
+    tau = torch.arange(S.shape[-1], device=S.device, dtype=torch.float64)
+    return rma_value(S, tau, P, metric, smooth)
+
+
+def sort_masks(
+    probs: torch.Tensor, metric: str, smooth: float = 0.0
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Top-:math:`\tau^*` masks by sorting: (B, C, D) -> (bool masks (B, C, D), tau (B, C)).
+
+    One stable descending sort, one argmax over the RMA curve (ties: the smallest tau) and one
+    ``scatter_`` of the rank mask back to pixel order.
+    """
+    sorted_probs, order = torch.sort(probs, dim=-1, descending=True, stable=True)
+    tau = rma_curve(sorted_probs, metric, smooth).argmax(dim=-1)
+    ranks = torch.arange(probs.shape[-1], device=probs.device)
+    selected = ranks < tau.unsqueeze(-1)
+    masks = torch.empty_like(selected).scatter_(-1, order, selected)
+    return masks, tau
+
+
+def _floor_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Largest ``dtype`` value <= ``x``: ``p > result`` iff ``p > x`` for ``p`` of ``dtype``."""
+    y = x.to(dtype)
+    return torch.where(y.to(x.dtype) > x, torch.nextafter(y, torch.full_like(y, -1.0)), y)
+
+
+def dinkelbach_masks(probs: torch.Tensor, metric: str) -> tuple[torch.Tensor, torch.Tensor, int]:
+    r"""Threshold masks by Dinkelbach's method (``smooth = 0``), O(d) per iteration.
+
+    Dice maximises :math:`2 \sum_I p / (|I| + P + 1)`: from :math:`\lambda_0 = 0`, take
+    :math:`I_k = \{j : 2 p_j > \lambda_k\}` and :math:`\lambda_{k+1} = D(I_k)`. IoU includes
+    :math:`j` iff :math:`p_j > \lambda / (1 + \lambda)` and sets
+    :math:`\lambda_{k+1} = \sum_I p / (P + \sum_I (1 - p))`. The sets shrink until one repeats;
+    the strict inequality gives the smallest optimal set, which is the sort solver's answer.
+    Returns (masks (B, C, D), tau (B, C), iterations); if a row still moves after
+    :data:`MAX_DINKELBACH_ITERATIONS` iterations, the batch is solved by :func:`sort_masks`.
+    """
+    P = probs.sum(dim=-1, dtype=torch.float64)
+    lam = torch.zeros_like(P)
+    count = torch.full(P.shape, -1, dtype=torch.int64, device=probs.device)
+    iterations = 0
+    for iterations in range(1, MAX_DINKELBACH_ITERATIONS + 1):
+        thr = _floor_to(lam / 2 if metric == "dice" else lam / (1 + lam), probs.dtype)
+        masks = probs > thr.unsqueeze(-1)
+        new_count = masks.sum(dim=-1)
+        if torch.equal(new_count, count):
+            return masks, new_count, iterations
+        S = torch.where(masks, probs, 0).sum(dim=-1, dtype=torch.float64)
+        lam = rma_value(S, new_count.to(torch.float64), P, metric)
+        count = new_count
+    masks_sorted, tau = sort_masks(probs, metric)
+    return masks_sorted, tau, iterations
+
+
+def optimal_tau(
+    probs: torch.Tensor | np.ndarray,
+    metric: str = "dice",
+    smooth: float = 0.0,
+    solver: str = "sort",
+) -> torch.Tensor:
+    r""":math:`\tau^* = \arg\max_{\tau \in \{0..d\}}` of the RMA objective of the top-tau set.
+
+    Args:
+        probs: (B, C, D) probabilities in [0, 1] (torch or numpy).
+        metric: ``"dice"`` or ``"iou"``.
+        smooth: :math:`s \ge 0`.
+        solver: ``"sort"`` or ``"linear"`` (Dinkelbach; needs ``smooth == 0``).
+
+    Returns:
+        LongTensor (B, C) on the input's device (no pruning applied).
+    """
+    owner = "optimal_tau"
+    x, _ = as_probs(probs, owner, exact_ndim=3)
+    metric = check_metric(metric, owner)
+    smooth = check_smooth(smooth, owner)
+    solver = check_choice("solver", owner, solver, SOLVERS)
+    if solver == "linear" and smooth > 0:
+        raise param_error("smooth", owner, "0 with solver='linear'", smooth)
+    if solver == "linear":
+        return dinkelbach_masks(x, metric)[1]
+    return sort_masks(x, metric, smooth)[1]
+
+
+def rma_objective(p: Any, mask: Any, metric: str = "dice", smooth: float = 0.0) -> float:
+    r"""The RMA surrogate :math:`D(I)` or :math:`J(I)` of any mask ``I`` of one map.
+
+    Args:
+        p: (D,) probabilities (torch or numpy).
+        mask: (D,) boolean mask of the same length.
+    """
+    owner = "rma_objective"
+    x, _ = as_probs(p, owner, min_ndim=1, exact_ndim=1)
+    metric = check_metric(metric, owner)
+    smooth = check_smooth(smooth, owner)
+    m = torch.as_tensor(mask, device=x.device)
+    if m.dtype != torch.bool:
+        raise param_error(
+            "mask", owner, "a boolean array", Described(f"dtype {m.dtype}"), cls=TypeError
+        )
+    if m.shape != x.shape:
+        raise param_error(
+            "mask", owner, f"of shape {tuple(x.shape)}", Described(f"shape {tuple(m.shape)}")
+        )
+    x = x.to(torch.float64)
+    S, tau, P = x[m].sum(), m.sum().to(torch.float64), x.sum()
+    return float(rma_value(S, tau, P, metric, smooth))
