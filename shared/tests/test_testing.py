@@ -115,3 +115,19 @@ def test_plugin_registers_markers(pytestconfig):
     markers = "\n".join(pytestconfig.getini("markers"))
     for name in ("slow:", "gpu:", "interpret:"):
         assert name in markers
+
+
+def test_run_readme_example(tmp_path):
+    from paperkit.testing import run_readme_example
+
+    readme = tmp_path / "README.md"
+    readme.write_text("# x\n\n## Usage\n\n```python\ny = 2 + 3\nassert y == 5\n```\n\n## API\n")
+    assert run_readme_example(readme)["y"] == 5
+    readme.write_text("## Usage\n\n```python\nassert 1 == 2\n```\n")
+    with pytest.raises(AssertionError):
+        run_readme_example(readme)
+    readme.write_text("## Usage\n\nno code\n\n## API\n\n```python\nx = 1\n```\n")
+    with pytest.raises(AssertionError, match="holds 0 python blocks"):
+        run_readme_example(readme)
+    with pytest.raises(AssertionError, match="no '## Install' section"):
+        run_readme_example(readme, "## Install")

@@ -1,12 +1,10 @@
-import re
 from pathlib import Path
+
+from paperkit.testing import run_readme_example
 
 README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def test_usage_example_runs():
-    usage = README.read_text().split("## Usage", 1)[1].split("\n## ", 1)[0]
-    (code,) = re.findall(r"```python\n(.*?)```", usage, re.DOTALL)
-    namespace: dict = {}
-    exec(compile(code, str(README), "exec"), namespace)  # the example asserts its own claims
+    namespace = run_readme_example(README)  # the example asserts its own claims
     assert namespace["res"].converged

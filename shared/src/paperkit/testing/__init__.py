@@ -8,11 +8,14 @@
   ``torch.empty`` with NaN, so a kernel that reads memory it never wrote fails.
 - A small contract suite: :func:`check_seeded_determinism`, :func:`check_dtype_device`,
   :func:`check_finite`, :func:`check_state_dict_roundtrip`, :func:`assert_param_error`.
+- :func:`run_readme_example`: executes the one python block of a README's "## Usage" section.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -33,6 +36,7 @@ __all__ = [
     "requires_cuda",
     "requires_cupy",
     "requires_triton",
+    "run_readme_example",
 ]
 
 requires_cuda = pytest.mark.skipif(not cuda_available(), reason="needs a CUDA device")
@@ -176,3 +180,22 @@ def assert_param_error(
             f"expected the worded error for parameter {param!r}, got: {info.value}"
         )
     return info.value
+
+
+def run_readme_example(readme: str | Path, section: str = "## Usage") -> dict[str, Any]:
+    """Execute the single ```python block of ``section`` in a README; return its namespace.
+
+    The example asserts its own claims; the caller can check the names it defines. Fails when the
+    section is missing or holds no python block, or more than one.
+    """
+    path = Path(readme)
+    text = path.read_text(encoding="utf-8")
+    if section not in text:
+        raise AssertionError(f"{path} has no {section!r} section")
+    body = text.split(section, 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```python\n(.*?)```", body, re.DOTALL)
+    if len(blocks) != 1:
+        raise AssertionError(f"{section!r} of {path} holds {len(blocks)} python blocks, not 1")
+    namespace: dict[str, Any] = {"__name__": "readme_example"}
+    exec(compile(blocks[0], str(path), "exec"), namespace)
+    return namespace
