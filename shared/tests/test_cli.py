@@ -19,6 +19,10 @@ def test_list_markdown_is_the_catalog(installed, capsys):
         in (catalog_markdown(discover()))
     )
     assert catalog_markdown({}) == "_No paper packages yet._"
+    from paperkit.registry import Paper
+
+    unlisted = Paper("nox_id", "No Id", None, "done", "m:f", link="https://example.org/p")
+    assert "| [paper](https://example.org/p) | done |" in catalog_markdown({"nox_id": unlisted})
 
 
 def test_list_with_nothing_installed(monkeypatch, capsys):

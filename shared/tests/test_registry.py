@@ -11,6 +11,9 @@ GOOD = dict(name="zeros", title="T", arxiv="2602.05230", status="done", reproduc
 def test_paper_fields_and_url():
     paper = Paper(**GOOD, bench="zeros.bench:run", gpu=True)
     assert paper.url == "https://arxiv.org/abs/2602.05230"
+    unlisted = Paper(**{**GOOD, "arxiv": None}, link="https://example.org/paper")
+    assert unlisted.url == "https://example.org/paper"
+    assert Paper(**{**GOOD, "arxiv": None}).url is None
 
 
 @pytest.mark.parametrize(
@@ -22,6 +25,7 @@ def test_paper_fields_and_url():
         ("status", "finished"),
         ("reproduce", "zeros.reproduce"),
         ("bench", "not a target"),
+        ("link", "example.org"),
     ],
 )
 def test_paper_rejects_bad_fields(field, value):

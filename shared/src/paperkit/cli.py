@@ -87,7 +87,9 @@ def catalog_markdown(papers: Mapping[str, Paper]) -> str:
         {
             "package": f"[`{p.name}`](packages/{p.name})",
             "paper": p.title,
-            "arXiv": f"[{p.arxiv}]({p.url})",
+            "arXiv": f"[{p.arxiv}]({p.url})"
+            if p.arxiv
+            else (f"[paper]({p.url})" if p.url else "—"),
             "status": p.status,
         }
         for p in papers.values()
@@ -148,7 +150,7 @@ def papers_main(argv: Sequence[str] | None = None) -> int:
             console.print("No paper packages are installed.")
         else:
             rows = [
-                {"name": p.name, "paper": p.title, "arXiv": p.arxiv, "status": p.status}
+                {"name": p.name, "paper": p.title, "arXiv": p.arxiv or "—", "status": p.status}
                 for p in papers.values()
             ]
             print_table(rows, title="Paper packages", console=console)
@@ -163,7 +165,8 @@ def papers_main(argv: Sequence[str] | None = None) -> int:
 
 def package_main(paper: Paper, argv: Sequence[str] | None = None) -> int:
     """Entry point of a package's own command: ``<pkg> reproduce|bench [options]``."""
-    parser = argparse.ArgumentParser(prog=paper.name, description=f"{paper.title} ({paper.url})")
+    where = f" ({paper.url})" if paper.url else ""
+    parser = argparse.ArgumentParser(prog=paper.name, description=f"{paper.title}{where}")
     sub = parser.add_subparsers(dest="command", required=True)
     for kind in ("reproduce", "bench"):
         _add_run_options(sub.add_parser(kind, help=f"run the {kind}"), kind)

@@ -46,26 +46,32 @@ class Paper:
     Attributes:
         name: the import and command name, e.g. ``"zeros"``.
         title: the paper's title.
-        arxiv: the arXiv identifier, e.g. ``"2602.05230"``.
+        arxiv: the arXiv identifier, e.g. ``"2602.05230"``, or None when the paper has none.
         status: one of :data:`STATUSES`.
         reproduce: ``"module:function"`` running the headline experiment.
         bench: ``"module:function"`` running the benchmark, or None.
         gpu: whether the package has GPU kernels and GPU benchmarks.
+        link: where to read the paper when it has no arXiv id (overrides the arXiv link).
     """
 
     name: str
     title: str
-    arxiv: str
+    arxiv: str | None
     status: str
     reproduce: str
     bench: str | None = None
     gpu: bool = False
+    link: str | None = None
 
     def __post_init__(self) -> None:
         if not _NAME.match(self.name):
             raise param_error("name", "Paper", "a lowercase identifier", self.name)
-        if not _ARXIV.match(self.arxiv):
-            raise param_error("arxiv", "Paper", "an arXiv id such as '2602.05230'", self.arxiv)
+        if self.arxiv is not None and not _ARXIV.match(str(self.arxiv)):
+            raise param_error(
+                "arxiv", "Paper", "an arXiv id such as '2602.05230', or None", self.arxiv
+            )
+        if self.link is not None and not str(self.link).startswith(("https://", "http://")):
+            raise param_error("link", "Paper", "an http(s) URL, or None", self.link)
         check_choice("status", "Paper", self.status, STATUSES)
         for field in ("reproduce", "bench"):
             target = getattr(self, field)
@@ -73,8 +79,11 @@ class Paper:
                 raise param_error(field, "Paper", "a 'module:function' string", target)
 
     @property
-    def url(self) -> str:
-        return f"https://arxiv.org/abs/{self.arxiv}"
+    def url(self) -> str | None:
+        """The paper's page: ``link`` when given, else its arXiv abstract (None without either)."""
+        if self.link:
+            return self.link
+        return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else None
 
     def load_reproduce(self) -> Callable[..., Any]:
         """Import and return the reproduce function."""

@@ -1,0 +1,188 @@
+r"""Data-parallel steps with the Ave-Token loss, in one process and through torch.distributed.
+
+One optimizer step over R ranks, where rank r trains the packs :math:`P_{r,1},\dots,P_{r,G_r}` one
+per micro-step (gradient accumulation) and DDP averages the accumulated gradients over R:
+
+.. math:: g = \frac1R\sum_r\sum_j \nabla \mathcal L(P_{r,j}).
+
+With :func:`~hbp.loss.ave_token_loss` (:math:`N_{glob}` from one all-reduce), :math:`g` equals the
+gradient of the global token mean :math:`\sum_{all}\ell_t/N_{glob}` for *any* split of the samples
+into packs, ranks and micro-steps; with :func:`~hbp.loss.mean_loss` it does not.
+
+- :func:`step_gradient` emulates that step in one process (the default tests use it);
+- :func:`run_ddp_demo` runs it for real: ``world_size`` processes, gloo backend on the CPU,
+  ``DistributedDataParallel`` with ``no_sync`` for the accumulation micro-steps.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel
+
+from hbp._checks import positive_int
+from hbp.batching import balance_ranks, round_robin
+from hbp.collate import pack_collate
+from hbp.cost import CostModel
+from hbp.loss import ave_token_loss, mean_loss
+from hbp.model import TinyCausalLM
+from hbp.packing import greedy_fill, naive_pack
+from paperkit import check_choice
+
+__all__ = ["demo_problem", "flat_grad", "global_mean_gradient", "run_ddp_demo", "step_gradient"]
+
+Loss = Literal["ave_token", "mean"]
+
+
+def flat_grad(model: torch.nn.Module) -> torch.Tensor:
+    """All parameter gradients, concatenated."""
+    return torch.cat([p.grad.reshape(-1) for p in model.parameters()])
+
+
+def _micro_loss(
+    model: torch.nn.Module,
+    samples: Sequence[torch.Tensor],
+    pack: Sequence[int],
+    loss: str,
+    n_glob: int,
+    dp: int,
+) -> torch.Tensor:
+    batch = pack_collate([samples[i] for i in pack])
+    token_loss = model.token_loss(batch)
+    if loss == "ave_token":
+        return ave_token_loss(token_loss, batch.loss_mask, n_glob, dp)
+    return mean_loss(token_loss, batch.loss_mask)
+
+
+def _loss_tokens(samples: Sequence[torch.Tensor], packs: Sequence[Sequence[int]]) -> int:
+    return sum(int(samples[i].numel()) - 1 for p in packs for i in p)
+
+
+def step_gradient(
+    model: torch.nn.Module,
+    samples: Sequence[torch.Tensor],
+    packs_per_rank: Sequence[Sequence[Sequence[int]]],
+    loss: Loss = "ave_token",
+) -> torch.Tensor:
+    r"""The DDP step's gradient :math:`\frac1R\sum_r\sum_j\nabla\mathcal L(P_{r,j})`, emulated."""
+    check_choice("loss", "step_gradient", loss, ("ave_token", "mean"))
+    R = len(packs_per_rank)
+    n_glob = sum(_loss_tokens(samples, packs) for packs in packs_per_rank)
+    model.zero_grad(set_to_none=True)
+    total = None
+    for packs in packs_per_rank:
+        for pack in packs:
+            _micro_loss(model, samples, pack, loss, n_glob, R).backward()
+        g = flat_grad(model)
+        total = g.clone() if total is None else total + g
+        model.zero_grad(set_to_none=True)
+    return total / R
+
+
+def global_mean_gradient(model: torch.nn.Module, samples: Sequence[torch.Tensor]) -> torch.Tensor:
+    """Reference: the gradient of the mean loss over every scored token, one sample at a time."""
+    model.zero_grad(set_to_none=True)
+    n = _loss_tokens(samples, [list(range(len(samples)))])
+    for s in samples:
+        batch = pack_collate([s])
+        (model.token_loss(batch).sum() / n).backward()
+    g = flat_grad(model).clone()
+    model.zero_grad(set_to_none=True)
+    return g
+
+
+def demo_problem(
+    seed: int = 0, n: int = 12, vocab: int = 32
+) -> tuple[list[torch.Tensor], np.ndarray]:
+    """``n`` random token sequences of lengths 2..40 and their lengths."""
+    rng = np.random.default_rng(seed)
+    lengths = rng.integers(2, 41, size=n)
+    samples = [torch.from_numpy(rng.integers(0, vocab, size=int(m))) for m in lengths]
+    return samples, lengths
+
+
+def demo_packings(lengths: np.ndarray, world_size: int) -> dict[str, list[list[list[int]]]]:
+    """Two splits of the same samples over ``world_size`` ranks: naive 64-token packs dealt
+    round-robin, and GreedyFill 96-token packs balanced by LPT."""
+    naive = naive_pack(lengths, 64)
+    greedy = greedy_fill(lengths, 96)
+    lpt = balance_ranks(greedy, lengths, world_size, CostModel.preset("8b"))
+    return {
+        "naive/round-robin": [[naive[i] for i in r] for r in round_robin(len(naive), world_size)],
+        "greedy/LPT": [[greedy[i] for i in r] for r in lpt],
+    }
+
+
+def _worker(rank: int, world_size: int, store: str, seed: int, out: str) -> None:
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world_size)
+    try:
+        torch.manual_seed(seed)
+        model = TinyCausalLM(vocab=32, dim=32, depth=1, heads=2, max_len=64).double()
+        ddp = DistributedDataParallel(model)
+        samples, lengths = demo_problem(seed)
+        results = {}
+        for name, split in demo_packings(lengths, world_size).items():
+            for loss in ("ave_token", "mean"):
+                mine = split[rank]
+                count = torch.tensor([_loss_tokens(samples, mine)], dtype=torch.int64)
+                dist.all_reduce(count)  # N_glob: one all-reduce before the step
+                ddp.zero_grad(set_to_none=True)
+                for j, pack in enumerate(mine):
+                    last = j == len(mine) - 1
+                    # DDP all-reduces (averages) the accumulated gradients after the last micro-step
+                    with contextlib.nullcontext() if last else ddp.no_sync():
+                        batch = pack_collate([samples[i] for i in pack])
+                        logits = ddp(batch.input_ids, batch.position_ids, batch.cu_seqlens)
+                        token_loss = F.cross_entropy(
+                            logits.transpose(1, 2), batch.labels, reduction="none"
+                        )
+                        if loss == "ave_token":
+                            micro = ave_token_loss(
+                                token_loss, batch.loss_mask, int(count), world_size
+                            )
+                        else:
+                            micro = mean_loss(token_loss, batch.loss_mask)
+                        micro.backward()
+                results[(name, loss)] = flat_grad(model).clone()
+        torch.save(results, os.path.join(out, f"rank{rank}.pt"))
+    finally:
+        dist.destroy_process_group()
+
+
+def run_ddp_demo(world_size: int = 2, seed: int = 0) -> dict[str, Any]:
+    """Run one Ave-Token and one mean-loss step under two packings on ``world_size`` gloo processes.
+
+    Returns the largest absolute gradient differences: between ranks (DDP keeps them equal),
+    between the two packings, and against :func:`global_mean_gradient`, for each loss.
+    """
+    world_size = positive_int("world_size", "run_ddp_demo", world_size)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = os.path.join(tmp, "store")
+        mp.spawn(_worker, args=(world_size, store, seed, tmp), nprocs=world_size, join=True)
+        per_rank = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(world_size)]
+    torch.manual_seed(seed)
+    model = TinyCausalLM(vocab=32, dim=32, depth=1, heads=2, max_len=64).double()
+    samples, _ = demo_problem(seed)
+    reference = global_mean_gradient(model, samples)
+    grads = per_rank[0]
+    names = sorted({name for name, _ in grads})
+    out: dict[str, Any] = {"world_size": world_size, "packings": names}
+    out["max_diff_between_ranks"] = max(
+        float((r[key] - grads[key]).abs().max()) for r in per_rank for key in grads
+    )
+    for loss in ("ave_token", "mean"):
+        a, b = (grads[(n, loss)] for n in names)
+        out[f"{loss}: packing A vs B"] = float((a - b).abs().max())
+        out[f"{loss}: vs global token mean"] = max(
+            float((grads[(n, loss)] - reference).abs().max()) for n in names
+        )
+    return out
