@@ -1,0 +1,13 @@
+"""The ``flashbias`` command: ``flashbias reproduce [--quick] [--seed N] [--out DIR]``,
+``flashbias bench``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from flashbias.paper import PAPER
+from paperkit.cli import package_main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return package_main(PAPER, argv)

@@ -1,0 +1,13 @@
+"""Registration with the ``papers`` command."""
+
+from paperkit import Paper
+
+PAPER = Paper(
+    name="flashbias",
+    title="FlashBias: Fast Computation of Attention with Bias",
+    arxiv="2505.12044",
+    status="in progress",
+    reproduce="flashbias.reproduce:reproduce",
+    bench="flashbias.bench:bench",
+    gpu=False,
+)
