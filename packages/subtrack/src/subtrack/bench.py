@@ -19,7 +19,29 @@ from paperkit import figure, loglog_slope, print_table, progress, save_figure, t
 from subtrack.grassmann import grassmann_step
 from subtrack.optimizer import SubTrackAdamW, optimizer_state_bytes
 
-__all__ = ["bench"]
+__all__ = ["bench", "update_timing"]
+
+
+def update_timing(
+    n: int, rank: int, *, device: str = "cpu", min_run_time: float = 0.2
+) -> dict[str, Any]:
+    """Median time of one basis update of an n x n gradient: full SVD vs one geodesic step."""
+    gen = torch.Generator().manual_seed(n)
+    G = torch.randn(n, n, generator=gen).to(device)
+    P = torch.linalg.qr(torch.randn(n, rank, generator=gen)).Q.to(device)
+    svd = time_callable(
+        lambda: torch.linalg.svd(G, full_matrices=False), device=device, min_run_time=min_run_time
+    )
+    geo = time_callable(
+        lambda: grassmann_step(P, G, 1e-3), device=device, min_run_time=min_run_time
+    )
+    return {
+        "n": n,
+        "rank": rank,
+        "svd_ms": 1e3 * svd.median_s,
+        "geodesic_ms": 1e3 * geo.median_s,
+        "speedup": svd.median_s / geo.median_s,
+    }
 
 
 def _optimizer_step(method: str, n: int, rank: int, device: str) -> tuple[Callable, int]:
@@ -47,26 +69,7 @@ def bench(
     min_time = 0.1 if quick else 0.3
     updates, steps = [], []
     for rank, n in progress([(r, n) for r in ranks for n in sizes if r < n], "bench"):
-        gen = torch.Generator().manual_seed(n)
-        G = torch.randn(n, n, generator=gen).to(device)
-        P = torch.linalg.qr(torch.randn(n, rank, generator=gen)).Q.to(device)
-        svd = time_callable(
-            lambda G=G: torch.linalg.svd(G, full_matrices=False),
-            device=device,
-            min_run_time=min_time,
-        )
-        geo = time_callable(
-            lambda P=P, G=G: grassmann_step(P, G, 1e-3), device=device, min_run_time=min_time
-        )
-        updates.append(
-            {
-                "n": n,
-                "rank": rank,
-                "svd_ms": 1e3 * svd.median_s,
-                "geodesic_ms": 1e3 * geo.median_s,
-                "speedup": svd.median_s / geo.median_s,
-            }
-        )
+        updates.append(update_timing(n, rank, device=device, min_run_time=min_time))
         for method in ("adamw", "galore", "subtrack"):
             if method == "adamw" and rank != ranks[0]:
                 continue

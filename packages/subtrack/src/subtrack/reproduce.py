@@ -19,13 +19,13 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from paperkit import figure, print_table, progress, save_figure, time_callable
+from paperkit import figure, print_table, progress, save_figure
+from subtrack.bench import update_timing
 from subtrack.data import ALPHABET, synthetic_corpus
-from subtrack.grassmann import grassmann_step
 from subtrack.model import TinyLlama
 from subtrack.optimizer import SubTrackAdamW, make_param_groups, optimizer_state_bytes
 
-__all__ = ["METHOD_GROUPS", "reproduce", "subspace_timing", "train"]
+__all__ = ["METHOD_GROUPS", "reproduce", "train"]
 
 SUBSPACE = {"subspace_lr": 10.0, "max_angle": 0.3}
 METHOD_GROUPS: dict[str, dict[str, Any] | None] = {
@@ -119,29 +119,6 @@ def train(
     }
 
 
-def subspace_timing(sizes: list[int], rank: int = 64, min_run_time: float = 0.2) -> list[dict]:
-    """Median time of one basis update of an n x n gradient: full SVD vs one geodesic step."""
-    rows = []
-    for n in sizes:
-        gen = torch.Generator().manual_seed(n)
-        G = torch.randn(n, n, generator=gen)
-        P = torch.linalg.qr(torch.randn(n, rank, generator=gen)).Q
-        svd = time_callable(
-            lambda G=G: torch.linalg.svd(G, full_matrices=False), min_run_time=min_run_time
-        )
-        geo = time_callable(lambda P=P, G=G: grassmann_step(P, G, 1e-3), min_run_time=min_run_time)
-        rows.append(
-            {
-                "n": n,
-                "rank": rank,
-                "svd_ms": 1e3 * svd.median_s,
-                "geodesic_ms": 1e3 * geo.median_s,
-                "speedup": svd.median_s / geo.median_s,
-            }
-        )
-    return rows
-
-
 def reproduce(
     *,
     quick: bool = False,
@@ -191,7 +168,7 @@ def reproduce(
         )
     title = f"TinyLlama d={dim}, {steps} steps, {n_seeds} seed(s), rank 32"
     print_table(rows, title=title)
-    timing = subspace_timing(sizes, min_run_time=0.1 if quick else 0.3)
+    timing = [update_timing(n, 64, min_run_time=0.1 if quick else 0.3) for n in sizes]
     print_table(timing, title="One subspace update: full SVD vs geodesic step (rank 64)")
     fig, ax = figure(size=(6.0, 4.0))
     for r in runs:
