@@ -19,6 +19,8 @@ PAPER = Paper(
 )
 NO_BENCH = Paper(name="nobench", title="No Bench", arxiv="2501.00002", status="done",
                  reproduce="toy_paper:reproduce")
+WITH_DATA = Paper(name="withdata", title="With Data", arxiv="2501.00003", status="done",
+                  reproduce="toy_paper:reproduce_data")
 NOT_A_PAPER = "just a string"
 
 
@@ -28,6 +30,10 @@ def reproduce(*, quick, seed, out):
     ax.plot([0, 1], [1, 0])
     save_figure(fig, out / "toy.png")
     return {"quick": quick, "seed": seed, "draw": float(np.random.rand())}
+
+
+def reproduce_data(*, quick, seed, out, data_root=None):
+    return {"data_root": None if data_root is None else data_root.name}
 
 
 def bench(*, quick, device, out):
@@ -43,6 +49,7 @@ def installed(tmp_path, monkeypatch):
     eps = {
         "toy": EntryPoint("toy", "toy_paper:PAPER", registry.ENTRY_POINT_GROUP),
         "nobench": EntryPoint("nobench", "toy_paper:NO_BENCH", registry.ENTRY_POINT_GROUP),
+        "withdata": EntryPoint("withdata", "toy_paper:WITH_DATA", registry.ENTRY_POINT_GROUP),
     }
     monkeypatch.setattr(registry, "_entry_points", lambda: list(eps.values()))
     monkeypatch.chdir(tmp_path)

@@ -76,3 +76,19 @@ def test_package_command(installed, tmp_path):
     assert (tmp_path / "p" / "results.json").is_file()
     assert package_main(paper, ["bench", "--quick", "--out", str(tmp_path / "q")]) == 0
     assert json.loads((tmp_path / "q" / "bench.json").read_text())["results"]["quick"] is True
+
+
+def test_data_root_reaches_only_reproductions_that_read_data(installed, tmp_path, capsys):
+    data = tmp_path / "datasets"
+    data.mkdir()
+    out = tmp_path / "d"
+    assert papers_main(["reproduce", "withdata", "--data-root", str(data), "--out", str(out)]) == 0
+    doc = json.loads((out / "results.json").read_text())
+    assert doc["results"] == {"data_root": "datasets"}
+    assert doc["options"]["data_root"] == str(data)
+    assert papers_main(["reproduce", "withdata", "--out", str(tmp_path / "e")]) == 0
+    assert json.loads((tmp_path / "e" / "results.json").read_text())["results"] == {
+        "data_root": None
+    }
+    assert papers_main(["reproduce", "toy", "--data-root", str(data)]) == 2
+    assert "reads no data folder" in capsys.readouterr().out

@@ -1,7 +1,7 @@
 """The ``papers`` command, and the ``<pkg> reproduce|bench`` command every package exposes.
 
     papers list [--markdown]
-    papers reproduce NAME [--quick] [--seed N] [--out DIR]
+    papers reproduce NAME [--quick] [--seed N] [--out DIR] [--data-root DIR]
     papers bench NAME [--quick] [--device auto|cpu|cuda] [--out DIR]
 
 A package's own command is one line in its ``cli.py``::
@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as _dt
+import inspect
 import platform
 import sys
 from collections.abc import Mapping, Sequence
@@ -24,6 +25,7 @@ from typing import Any
 
 from rich.console import Console
 
+from paperkit.errors import param_error
 from paperkit.registry import Paper, UnknownPaperError, discover, get_paper
 from paperkit.report import markdown_table, print_table, run_dir, write_json
 from paperkit.seeding import seed_everything
@@ -52,14 +54,30 @@ def _envelope(paper: Paper, kind: str, options: Mapping[str, Any], results: Any)
 
 
 def run_reproduce(
-    paper: Paper, *, quick: bool = False, seed: int = 0, out: str | Path | None = None
+    paper: Paper,
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    out: str | Path | None = None,
+    data_root: str | Path | None = None,
 ) -> Path:
-    """Seed, run the package's reproduction into its run folder, write results.json; return it."""
+    """Seed, run the package's reproduction into its run folder, write results.json; return it.
+
+    ``data_root`` (a folder of real data sets) is passed on as ``data_root=Path(...)`` only when
+    given, so reproductions that need no data keep the plain signature.
+    """
     fn = paper.load_reproduce()
+    extra: dict[str, Any] = {}
+    if data_root is not None:
+        if not _reads_data(paper):
+            raise param_error(
+                "data_root", f"{paper.name} reproduce", "unset (it reads no data folder)", data_root
+            )
+        extra["data_root"] = Path(data_root)
     folder = run_dir(paper.name, out)
     seed_everything(seed)
-    results = fn(quick=quick, seed=seed, out=folder)
-    options = {"quick": quick, "seed": seed}
+    results = fn(quick=quick, seed=seed, out=folder, **extra)
+    options = {"quick": quick, "seed": seed, **{k: str(v) for k, v in extra.items()}}
     return write_json(folder / "results.json", _envelope(paper, "reproduce", options, results))
 
 
@@ -107,10 +125,20 @@ def _add_run_options(parser: argparse.ArgumentParser, kind: str) -> None:
     )
     if kind == "reproduce":
         parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+        parser.add_argument(
+            "--data-root",
+            type=Path,
+            default=None,
+            help="folder holding real data sets the reproduction reads (packages that use one)",
+        )
     else:
         parser.add_argument(
             "--device", default="auto", help="auto, cpu, cuda or cuda:N (default auto)"
         )
+
+
+def _reads_data(paper: Paper) -> bool:
+    return "data_root" in inspect.signature(paper.load_reproduce()).parameters
 
 
 def _dispatch(paper: Paper, args: argparse.Namespace, console: Console) -> int:
@@ -118,7 +146,12 @@ def _dispatch(paper: Paper, args: argparse.Namespace, console: Console) -> int:
         if args.seed < 0:
             console.print(f"[red]--seed must be non-negative. Got {args.seed} instead.")
             return 2
-        path = run_reproduce(paper, quick=args.quick, seed=args.seed, out=args.out)
+        if args.data_root is not None and not _reads_data(paper):
+            console.print(f"[red]{paper.name} reproduce reads no data folder: drop --data-root.")
+            return 2
+        path = run_reproduce(
+            paper, quick=args.quick, seed=args.seed, out=args.out, data_root=args.data_root
+        )
     else:
         if paper.bench is None:
             console.print(f"[red]Package {paper.name!r} registers no benchmark.")
