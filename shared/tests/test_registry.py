@@ -44,7 +44,8 @@ def test_discover_and_get(installed):
 
 def test_unknown_names_list_the_known_ones(installed):
     with pytest.raises(
-        UnknownPaperError, match="Unknown paper package 'nope'. Known packages: nobench, toy, withdata."
+        UnknownPaperError,
+        match="Unknown paper package 'nope'. Known packages: nobench, toy, withdata.",
     ):
         get_paper("nope")
     with pytest.raises(UnknownPaperError, match="none are installed"):

@@ -1,0 +1,122 @@
+"""Nearest neighbours of a query among the historical queries.
+
+PORT estimates a query's per-model quality and cost from its k most similar historical queries
+(cosine similarity of unit-norm sentence embeddings). Three interchangeable back ends:
+
+- ``"hnsw"``: hnswlib's HNSW graph (cosine space; M=32, ef_construction=200, ef=50 as in the
+  paper's code) — sub-linear search, approximate;
+- ``"faiss"``: faiss ``IndexFlatIP`` on normalised vectors — exact, BLAS brute force;
+- ``"exact"``: numpy brute force (the reference the tests compare against).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from paperkit import Described, check_choice, param_error
+
+__all__ = ["ANNIndex", "normalize"]
+
+METHODS = ("hnsw", "faiss", "exact")
+
+
+def normalize(x: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit Euclidean norm (float32); zero rows are left at zero."""
+    x = np.asarray(x, dtype=np.float32)
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    return x / np.where(norms > 0, norms, 1.0)
+
+
+def _check_matrix(x: np.ndarray, dim: int, name: str, owner: str) -> np.ndarray:
+    x = np.asarray(x, dtype=np.float32)
+    if x.ndim == 1:
+        x = x[None, :]
+    if x.ndim != 2 or x.shape[1] != dim:
+        raise param_error(
+            name, owner, f"an array of shape (n, {dim})", Described(f"shape {x.shape}")
+        )
+    if not np.isfinite(x).all():
+        raise param_error(name, owner, "finite", Described("an array with NaN or inf"))
+    return x
+
+
+class ANNIndex:
+    """A k-nearest-neighbour index over unit-norm embeddings (cosine similarity).
+
+    >>> idx = ANNIndex("exact", dim=3, k=1)
+    >>> idx.add(np.eye(3))
+    >>> idx.search(np.array([[0.1, 0.9, 0.0]]))[0].tolist()
+    [[1]]
+    """
+
+    def __init__(
+        self,
+        method: str = "hnsw",
+        dim: int = 384,
+        k: int = 5,
+        M: int = 32,
+        ef_construction: int = 200,
+        ef: int = 50,
+        seed: int = 0,
+        threads: int = 1,
+    ) -> None:
+        self.method = check_choice("method", "ANNIndex", method, METHODS)
+        if int(dim) < 1:
+            raise param_error("dim", "ANNIndex", "a positive integer", dim)
+        if int(k) < 1:
+            raise param_error("k", "ANNIndex", "a positive integer", k)
+        self.dim, self.k = int(dim), int(k)
+        self.M, self.ef_construction, self.ef, self.seed = M, ef_construction, ef, seed
+        self.threads = threads  # HNSW build threads; 1 keeps the graph reproducible under a seed
+        self._data = np.zeros((0, self.dim), dtype=np.float32)
+        self._index = None
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def add(self, emb: np.ndarray) -> None:
+        """Add rows of ``emb`` (n, dim); they are normalised. Ids continue from ``len(self)``."""
+        emb = normalize(_check_matrix(emb, self.dim, "emb", "ANNIndex.add"))
+        start = len(self._data)
+        self._data = np.concatenate([self._data, emb])
+        if self.method == "hnsw":
+            import hnswlib
+
+            if self._index is None:
+                self._index = hnswlib.Index(space="cosine", dim=self.dim)
+                self._index.init_index(
+                    max_elements=len(self._data),
+                    ef_construction=self.ef_construction,
+                    M=self.M,
+                    random_seed=self.seed,
+                )
+            else:
+                self._index.resize_index(len(self._data))
+            self._index.add_items(emb, np.arange(start, len(self._data)), num_threads=self.threads)
+            self._index.set_ef(max(self.ef, self.k))
+        elif self.method == "faiss":
+            import faiss
+
+            if self._index is None:
+                self._index = faiss.IndexFlatIP(self.dim)
+            self._index.add(emb)
+
+    def search(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The ``k`` most similar stored rows for each query row: (idx (b, k) int64, sim (b, k)),
+        best first; ``sim`` is the cosine similarity."""
+        q = normalize(_check_matrix(q, self.dim, "q", "ANNIndex.search"))
+        if self.k > len(self._data):
+            raise param_error(
+                "k", "ANNIndex", f"at most the history size ({len(self._data)})", self.k
+            )
+        if self.method == "hnsw":
+            labels, dist = self._index.knn_query(q, k=self.k, num_threads=1)
+            return labels.astype(np.int64), (1.0 - dist).astype(np.float32)
+        if self.method == "faiss":
+            sim, labels = self._index.search(q, self.k)
+            return labels.astype(np.int64), sim
+        sims = q @ self._data.T
+        part = np.argpartition(-sims, self.k - 1, axis=1)[:, : self.k]
+        order = np.argsort(-np.take_along_axis(sims, part, axis=1), axis=1, kind="stable")
+        idx = np.take_along_axis(part, order, axis=1)
+        return idx.astype(np.int64), np.take_along_axis(sims, idx, axis=1)

@@ -1,0 +1,253 @@
+"""The paper's comparison at small scale: ``portrouter reproduce [--quick] [--seed N]``.
+
+SyntheticRouterBench (real query strings embedded by all-MiniLM-L6-v2, simulated outcomes of 11
+models calibrated to RouterBench's averages), history 10k / test 8k (quick: 2k / 1k), budget =
+min_i Σ_j g_ij split "weighted", k = 5, ε = 0.025, α = 1e-4 (the paper's RouterBench setting;
+our costs are calibrated to RouterBench's). PORT as in the paper (every routed query goes to a
+model) and PORT+skip (the dual's β ≥ 0: a query whose best priced score is negative is not
+served) against the paper's
+baselines: Random, Greedy-Perf/Cost (ANN), KNN-Perf/Cost (exact kNN), BatchSplit, Predictor-Perf/
+Cost (an MLP in place of the paper's RoBERTa), and the offline LP optima on estimated and on true
+features. Then a volume sweep (stream length N) and, in the full run, a deployment sweep (M models,
+random subsets).
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from paperkit import figure, print_table, progress, save_figure
+from portrouter.ann import ANNIndex
+from portrouter.baselines import (
+    batch_split_router,
+    greedy_router,
+    knn_router,
+    offline_opt,
+    predictor_router,
+    random_router,
+)
+from portrouter.budget import split_budget, total_budget
+from portrouter.features import estimate_features
+from portrouter.router import PORTRouter
+from portrouter.serving import simulate_serving
+from portrouter.synthetic import RouterData, SyntheticRouterBench
+
+__all__ = ["compare", "hnsw_recall", "reproduce"]
+
+ONLINE = (
+    "Random",
+    "Greedy-Perf",
+    "Greedy-Cost",
+    "KNN-Perf",
+    "KNN-Cost",
+    "BatchSplit",
+    "Predictor-Perf",
+    "Predictor-Cost",
+)
+PAPER_GAINS = {"Perf": 3.55, "PPC": 1.85, "Throughput": 4.25}  # mean over baselines, 3 benchmarks
+
+
+def compare(
+    data: RouterData,
+    n_test: int | None = None,
+    *,
+    k: int = 5,
+    eps: float = 0.025,
+    alpha: float | str = 1e-4,
+    split: str = "weighted",
+    budget_factor: float = 1.0,
+    seed: int = 0,
+    methods: tuple[str, ...] | None = None,
+    predictors: bool = True,
+) -> dict[str, Any]:
+    """Serve the first ``n_test`` test queries with every method under the same budgets.
+
+    Returns ``{"budgets", "rows": {method: ServingResult.row()}, "gamma", "lp"}``."""
+    n = n_test or len(data.test_d)
+    d, g, emb = data.test_d[:n], data.test_g[:n], data.test_emb[:n]
+    M = d.shape[1]
+    perf_avg, cost_avg = data.hist_d.mean(axis=0), data.hist_g.mean(axis=0)
+    budgets = split_budget(total_budget(g, budget_factor), perf_avg, cost_avg, split)
+    index = ANNIndex("hnsw", dim=emb.shape[1], k=k, seed=seed)
+    index.add(data.hist_emb)
+    hist = (data.hist_d, data.hist_g)
+    routers = {
+        "PORT": lambda: PORTRouter(index, *hist, budgets, n, eps=eps, alpha=alpha, seed=seed),
+        "PORT+skip": lambda: PORTRouter(
+            index, *hist, budgets, n, eps=eps, alpha=alpha, allow_skip=True, seed=seed
+        ),
+        "Random": lambda: random_router(M, seed),
+        "Greedy-Perf": lambda: greedy_router(index, *hist, budgets, "perf"),
+        "Greedy-Cost": lambda: greedy_router(index, *hist, budgets, "cost"),
+        "KNN-Perf": lambda: knn_router(data.hist_emb, *hist, budgets, "perf", k),
+        "KNN-Cost": lambda: knn_router(data.hist_emb, *hist, budgets, "cost", k),
+        "BatchSplit": lambda: batch_split_router(index, *hist, budgets, n),
+    }
+    if predictors:
+        routers["Predictor-Perf"] = lambda: predictor_router(data.hist_emb, *hist, budgets, "perf")
+        routers["Predictor-Cost"] = lambda: predictor_router(data.hist_emb, *hist, budgets, "cost")
+    wanted = methods or (*routers, "Offline-Approx-Opt", "Offline-Opt")
+    rows, extra = {}, {}
+    for name in progress(wanted, f"methods, N={n}"):
+        if name in routers:
+            router = routers[name]()
+            res = simulate_serving(router, d, g, emb, budgets)
+            if name == "PORT":
+                extra["gamma"], extra["alpha"] = router.gamma, router.alpha_
+        else:
+            tic = time.perf_counter()
+            if name == "Offline-Opt":
+                value, choices = offline_opt(d, g, budgets)
+            else:
+                value, choices = offline_opt(*estimate_features(index, *hist, emb), budgets)
+            extra[f"{name} LP value"] = value
+            res = simulate_serving(choices, d, g, None, budgets)
+            res.route_seconds = time.perf_counter() - tic
+        rows[name] = res.row()
+    return {"n_test": n, "budgets": budgets, "rows": rows, **extra}
+
+
+def hnsw_recall(data: RouterData, k: int = 5, seed: int = 0) -> float:
+    """Recall@k of the HNSW neighbours of the test queries against exact search."""
+    hnsw = ANNIndex("hnsw", dim=data.hist_emb.shape[1], k=k, seed=seed)
+    exact = ANNIndex("exact", dim=data.hist_emb.shape[1], k=k)
+    hnsw.add(data.hist_emb)
+    exact.add(data.hist_emb)
+    found, truth = hnsw.search(data.test_emb)[0], exact.search(data.test_emb)[0]
+    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(found, truth, strict=True)]))
+
+
+def _gains(rows: dict[str, dict], variant: str = "PORT") -> dict[str, float]:
+    """PORT's metric over each online baseline's, averaged (the paper's "average improvement")."""
+    port = rows[variant]
+    base = [rows[m] for m in ONLINE if m in rows]
+    out = {}
+    for key in PAPER_GAINS:
+        ratios = [port[key] / b[key] for b in base if b[key] > 0]
+        out[key] = float(np.mean(ratios)) if ratios else float("nan")
+    return out
+
+
+def _plot(main: dict, volume: list[dict], deploy: list[dict], out: Path) -> Path:
+    panels = 3 if deploy else 2
+    fig, axes = figure(1, panels, size=(6 * panels, 4.4))
+    ax = axes[0][0]
+    names = list(main["rows"])
+    perf = [main["rows"][m]["Perf"] for m in names]
+    colors = [
+        "C3" if m.startswith("PORT") else ("C7" if m.startswith("Offline") else "C0") for m in names
+    ]
+    ax.barh(names, perf, color=colors)
+    ax.invert_yaxis()
+    ax.set(xlabel="Performance (Σ quality of served queries)", title=f"N = {main['n_test']}")
+    for ax, sweep, key, label in (
+        (axes[0][1], volume, "N", "queries in the stream N"),
+        *(((axes[0][2], deploy, "M", "deployed models M"),) if deploy else ()),
+    ):
+        xs = [s[key] for s in sweep]
+        for m in (
+            "PORT",
+            "PORT+skip",
+            "Greedy-Perf",
+            "KNN-Perf",
+            "BatchSplit",
+            "Random",
+            "Offline-Approx-Opt",
+        ):
+            if m in sweep[0]["rows"]:
+                style = (
+                    "o-" if m.startswith("PORT") else ("k--" if m.startswith("Offline") else ".-")
+                )
+                ax.plot(xs, [s["rows"][m]["Perf"] for s in sweep], style, label=m)
+        ax.set(xlabel=label, ylabel="Performance", title=f"sweep over {key}")
+        ax.legend(fontsize=7)
+    return save_figure(fig, out / "portrouter.png")
+
+
+def reproduce(
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    out: Path,
+    n_history: int | None = None,
+    n_test: int | None = None,
+    embedder=None,
+) -> dict[str, Any]:
+    """Build the benchmark (embeddings cached), compare the methods, run the sweeps, plot.
+
+    ``n_history``/``n_test`` override the sizes and ``embedder`` the sentence encoder (smoke tests).
+    """
+    n_history = n_history or (2000 if quick else 10000)
+    n_test = n_test or (1000 if quick else 8000)
+    data = SyntheticRouterBench(n_history, n_test, seed=seed).build(embedder)
+    print(f"embedding {n_history + n_test} queries: {data.embed_seconds:.1f} s (0 when cached)")
+    recall = hnsw_recall(data)
+    print(f"HNSW recall@5 against exact search on these embeddings: {recall:.4f}")
+    main = compare(data, seed=seed)
+    rows = [{"method": m, **r} for m, r in main["rows"].items()]
+    print_table(rows, title=f"N={n_test}, M={len(data.models)}, history {n_history}, weighted")
+    variants = ("PORT", "PORT+skip")
+    gains = {v: _gains(main["rows"], v) for v in variants}
+    opt = main["rows"]["Offline-Approx-Opt"]["Perf"]
+    ratios = {
+        v: {
+            "Perf / Offline-Approx-Opt Perf": main["rows"][v]["Perf"] / opt,
+            "Perf / Offline-Opt LP value": main["rows"][v]["Perf"] / main["Offline-Opt LP value"],
+        }
+        for v in variants
+    }
+    print_table(
+        [
+            {"metric": k, **{v: gains[v][k] for v in variants}, "paper (PORT)": PAPER_GAINS[k]}
+            for k in PAPER_GAINS
+        ],
+        title="gain over the online baselines (mean of ratios)",
+    )
+    print_table(
+        [{"ratio": k, **{v: ratios[v][k] for v in variants}} for k in ratios["PORT"]],
+        title="against the offline optima",
+    )
+    sizes = [n_test // 4, n_test // 2, n_test] if quick else [2000, 4000, 6000, 8000]
+    sizes = [s for s in sizes if s <= n_test]
+    fast = (
+        "PORT",
+        "PORT+skip",
+        "Random",
+        "Greedy-Perf",
+        "KNN-Perf",
+        "BatchSplit",
+        "Offline-Approx-Opt",
+    )
+    volume = [
+        {"N": s, **compare(data, s, seed=seed, methods=fast, predictors=False)}
+        for s in progress(sizes, "volume sweep")
+    ]
+    deploy = []
+    if not quick:
+        rng = np.random.default_rng(seed)
+        for m in progress([2, 4, 8, 11], "deployment sweep"):
+            subset = sorted(rng.choice(len(data.models), size=m, replace=False).tolist())
+            deploy.append(
+                {
+                    "M": m,
+                    "models": [data.models[i] for i in subset],
+                    **compare(data.subset(subset), seed=seed, methods=fast, predictors=False),
+                }
+            )
+    _plot(main, volume, deploy, out)
+    return {
+        "n_history": n_history,
+        "n_test": n_test,
+        "embed_seconds": data.embed_seconds,
+        "hnsw_recall_at_5": recall,
+        "main": main,
+        "gains": gains,
+        "paper_gains": PAPER_GAINS,
+        "ratios": ratios,
+        "volume": volume,
+        "deployment": deploy,
+    }

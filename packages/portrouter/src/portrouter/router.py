@@ -1,0 +1,104 @@
+"""PORT's online router: a random learning phase, one dual solve, then priced argmax routing.
+
+For a stream of N queries arriving in random order, the first L = ⌈εN⌉ are routed uniformly at
+random over {0, …, M−1, M} (M: not served, as in the paper's code) while their estimated features
+are stored; then γ* is solved once (:func:`portrouter.dual.solve_dual`) and every later query j
+goes to
+
+    i*(j) = argmax_i (α d̂_ij − γ*_i ĝ_ij)      (not served if ``allow_skip`` and the max is < 0).
+
+Budgets are enforced where the queries are served (:func:`portrouter.serving.simulate_serving`):
+a model whose budget cannot cover the query's true cost loses the query.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from paperkit import param_error
+from portrouter.ann import ANNIndex
+from portrouter.dual import resolve_alpha, solve_dual
+from portrouter.features import check_table, estimate_features
+
+__all__ = ["PORTRouter"]
+
+
+class PORTRouter:
+    """Route batches of query embeddings in arrival order; ``M`` in the output means "not routed".
+
+    ``alpha`` = 1e-4 is the paper's setting for RouterBench-scale costs (~1e-4 $ per query);
+    ``"auto"`` sets median(ĝ)/median(d̂) from the learning phase, which puts quality and cost on
+    one scale but can push prices to the box bound γ = 1 when budgets are tight.
+
+    Attributes after the learning phase: ``gamma`` (M,), ``alpha_`` (the α used),
+    ``n_optimisations`` (1: the dual is solved once).
+    """
+
+    def __init__(
+        self,
+        index: ANNIndex,
+        hist_d: np.ndarray,
+        hist_g: np.ndarray,
+        budgets: np.ndarray,
+        n_queries: int,
+        eps: float = 0.025,
+        alpha: float | str = 1e-4,
+        solver: str = "lp",
+        allow_skip: bool = False,
+        seed: int = 0,
+    ) -> None:
+        self.hist_d = check_table(hist_d, "hist_d", "PORTRouter")
+        self.hist_g = check_table(hist_g, "hist_g", "PORTRouter", self.hist_d.shape[1])
+        if (self.hist_g < 0).any():
+            raise param_error("hist_g", "PORTRouter", "non-negative costs", "negative entries")
+        self.M = self.hist_d.shape[1]
+        self.budgets = np.asarray(budgets, dtype=np.float64)
+        if self.budgets.shape != (self.M,) or not (self.budgets > 0).all():
+            raise param_error("budgets", "PORTRouter", f"{self.M} positive numbers", budgets)
+        if not 0 < eps < 1:
+            raise param_error("eps", "PORTRouter", "in (0, 1)", eps)
+        if int(n_queries) < 1:
+            raise param_error("n_queries", "PORTRouter", "a positive integer", n_queries)
+        if index.k > len(index):
+            raise param_error("k", "PORTRouter", f"at most the history size {len(index)}", index.k)
+        if isinstance(alpha, str):
+            resolve_alpha(alpha, np.ones(1), np.ones(1))  # validates the name
+        self.index, self.eps, self.alpha, self.solver = index, float(eps), alpha, solver
+        self.allow_skip = allow_skip
+        self.n_queries, self.n_learn = int(n_queries), math.ceil(eps * n_queries)
+        self.rng = np.random.default_rng(seed)
+        self._seen_d, self._seen_g = [], []
+        self.n_seen, self.n_optimisations = 0, 0
+        self.gamma: np.ndarray | None = None
+        self.alpha_: float | None = None
+
+    def _optimise(self) -> None:
+        d_hat, g_hat = np.concatenate(self._seen_d), np.concatenate(self._seen_g)
+        self.alpha_ = resolve_alpha(self.alpha, d_hat, g_hat)
+        self.gamma = solve_dual(
+            d_hat, g_hat, self.budgets, self.eps, self.alpha_, self.solver, self.allow_skip
+        )
+        self.n_optimisations += 1
+
+    def route_batch(self, q: np.ndarray) -> np.ndarray:
+        """Choices (b,) in {0, …, M} for the next ``b`` queries of the stream."""
+        d_hat, g_hat = estimate_features(self.index, self.hist_d, self.hist_g, q)
+        b = len(d_hat)
+        out = np.empty(b, dtype=np.int64)
+        n_learn = min(max(self.n_learn - self.n_seen, 0), b)
+        if n_learn:
+            out[:n_learn] = self.rng.integers(0, self.M + 1, size=n_learn)
+            self._seen_d.append(d_hat[:n_learn])
+            self._seen_g.append(g_hat[:n_learn])
+        if n_learn < b:
+            if self.gamma is None:
+                self._optimise()
+            scores = self.alpha_ * d_hat[n_learn:] - self.gamma[None, :] * g_hat[n_learn:]
+            best = scores.argmax(axis=1)
+            if self.allow_skip:
+                best = np.where(scores.max(axis=1) < 0, self.M, best)
+            out[n_learn:] = best
+        self.n_seen += b
+        return out
