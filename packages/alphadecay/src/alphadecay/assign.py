@@ -1,0 +1,142 @@
+r"""Which modules AlphaDecay tracks, their exponents, and the map from exponent to weight decay.
+
+Tracked modules (as in the official code): every ``nn.Linear`` of the model in
+``named_modules()`` order, minus the first and the last one (``drop_first_last``; the last is the
+LM head, embeddings are ``nn.Embedding`` and never tracked), minus those with fewer than
+``min_eigs`` eigenvalues :math:`N = \min(m, n)`.
+
+Assignment (``fn="linear"``), with :math:`\alpha_{\min}, \alpha_{\max}` over tracked modules and
+base decay :math:`\lambda`:
+
+.. math:: \lambda_l = s_1 \lambda + \frac{\alpha_l - \alpha_{\min}}{\alpha_{\max} - \alpha_{\min}}
+          (s_2 - s_1) \lambda
+
+so the heaviest-tailed module (smallest :math:`\alpha`) gets :math:`s_1 \lambda` and the
+lightest-tailed one :math:`s_2 \lambda`. ``"sqrt"`` and ``"log2"`` (ablations of the code):
+:math:`\lambda_l = L \lambda\, f(\alpha_l) / \sum_j f(\alpha_j)` over the :math:`L` modules.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from typing import Literal
+
+import torch
+from torch import nn
+
+from alphadecay.esd import pl_alpha_hill
+from paperkit import Described, check_choice, param_error
+
+__all__ = ["assign_weight_decay", "module_alphas", "tracked_modules"]
+
+Include = Callable[[str, nn.Module], bool]
+
+
+def tracked_modules(
+    model: nn.Module,
+    min_eigs: int = 50,
+    drop_first_last: bool = True,
+    include: Include | None = None,
+) -> dict[str, nn.Linear]:
+    """The ``nn.Linear`` modules AlphaDecay assigns a decay to, by name, in model order.
+
+    ``include(name, module) -> bool``, when given, further restricts the set (applied after the
+    first/last drop, so the dropped modules are those of the whole model as in the paper).
+    Raises ``ValueError`` when the model has no parameters or no module is left.
+    """
+    if not isinstance(model, nn.Module):
+        raise param_error("model", "tracked_modules", "a torch.nn.Module", type(model).__name__)
+    if not (isinstance(min_eigs, int) and min_eigs >= 1):
+        raise param_error("min_eigs", "tracked_modules", "a positive integer", min_eigs)
+    if next(model.parameters(), None) is None:
+        raise param_error("model", "tracked_modules", "a model with parameters", "an empty model")
+    linears = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear)]
+    if drop_first_last:
+        linears = linears[1:-1]
+    chosen = {
+        n: m
+        for n, m in linears
+        if min(m.weight.shape) >= min_eigs and (include is None or include(n, m))
+    }
+    if not chosen:
+        raise param_error(
+            "model",
+            "tracked_modules",
+            f"a model with at least one nn.Linear of min(m, n) >= {min_eigs}"
+            + (" besides its first and last Linear" if drop_first_last else ""),
+            Described(f"a model with {len(linears)} candidate Linear layers, none kept"),
+        )
+    return chosen
+
+
+def module_alphas(
+    model: nn.Module,
+    min_eigs: int = 50,
+    drop_first_last: bool = True,
+    include: Include | None = None,
+    *,
+    method: Literal["median", "ks"] = "median",
+    xmin_pos: float = 2,
+    filter_zeros: bool = False,
+) -> dict[str, float]:
+    """``PL_Alpha_Hill`` of every tracked module's weight (see :func:`tracked_modules` and
+    :func:`alphadecay.pl_alpha_hill`), keyed by module name. Non-finite weights raise
+    ``ValueError`` naming the module."""
+    alphas = {}
+    with torch.no_grad():
+        for name, module in tracked_modules(model, min_eigs, drop_first_last, include).items():
+            weight = module.weight
+            if not bool(torch.isfinite(weight).all()):
+                raise param_error(
+                    "model",
+                    "module_alphas",
+                    "a model with finite weights",
+                    Described(f"non-finite entries in {name}.weight"),
+                )
+            alphas[name] = pl_alpha_hill(weight, xmin_pos, method, filter_zeros)
+    return alphas
+
+
+def assign_weight_decay(
+    alphas: Mapping[str, float],
+    base_wd: float,
+    s1: float = 2 / 3,
+    s2: float = 3.0,
+    fn: Literal["linear", "sqrt", "log2"] = "linear",
+) -> dict[str, float]:
+    """Per-module weight decay from the modules' exponents (formula in the module docstring).
+
+    Larger ``alpha`` (lighter tail) gets a larger decay. With ``fn="linear"`` and all exponents
+    within 1e-12 of each other every module gets ``base_wd``.
+    """
+    owner = "assign_weight_decay"
+    check_choice("fn", owner, fn, ("linear", "sqrt", "log2"))
+    if not alphas:
+        raise param_error("alphas", owner, "a non-empty mapping", Described("an empty mapping"))
+    values = [float(a) for a in alphas.values()]
+    if not all(math.isfinite(a) for a in values):
+        raise param_error("alphas", owner, "finite", Described(f"{values}"))
+    if not (math.isfinite(base_wd) and base_wd >= 0):
+        raise param_error("base_wd", owner, "a finite number >= 0", base_wd)
+    if not (math.isfinite(s1) and s1 >= 0):
+        raise param_error("s1", owner, "a finite number >= 0", s1)
+    if not (math.isfinite(s2) and s2 >= s1):
+        raise param_error("s2", owner, f"a finite number >= s1 = {s1}", s2)
+    names = list(alphas)
+    if fn == "linear":
+        lo, hi = min(values), max(values)
+        if hi - lo < 1e-12:
+            return dict.fromkeys(names, float(base_wd))
+        return {
+            n: s1 * base_wd + (a - lo) / (hi - lo) * (s2 - s1) * base_wd
+            for n, a in zip(names, values, strict=True)
+        }
+    if min(values) <= (1.0 if fn == "log2" else 0.0):
+        raise param_error(
+            "alphas", owner, f"all > {1 if fn == 'log2' else 0} for fn={fn!r}", min(values)
+        )
+    f = math.sqrt if fn == "sqrt" else math.log2
+    scores = [f(a) for a in values]
+    total = sum(scores)
+    return {n: s / total * len(names) * base_wd for n, s in zip(names, scores, strict=True)}
