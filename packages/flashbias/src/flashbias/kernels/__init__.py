@@ -1,4 +1,5 @@
-"""The fused Triton kernel, loaded lazily: importing this package never imports Triton."""
+"""The fused Triton kernels (forward and backward), loaded lazily: importing this package never
+imports Triton."""
 
 from __future__ import annotations
 
