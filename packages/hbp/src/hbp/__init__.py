@@ -12,6 +12,7 @@ from hbp.data import DEFAULT_MIX, synth_lengths
 from hbp.dist import run_ddp_demo, step_gradient
 from hbp.groups import DEFAULT_CANDIDATES, GroupConfig, assign_to_groups, select_groups
 from hbp.loss import ave_token_loss, mean_loss
+from hbp.measured import measured_epochs, plan_steps
 from hbp.metrics import attention_balance_ratio, communication_ratio, padding_ratio
 from hbp.model import TinyCausalLM, varlen_attention
 from hbp.packing import greedy_fill, naive_pack, sorted_pack
@@ -40,10 +41,12 @@ __all__ = [
     "communication_ratio",
     "greedy_fill",
     "mean_loss",
+    "measured_epochs",
     "naive_pack",
     "pack_collate",
     "pack_stats",
     "padding_ratio",
+    "plan_steps",
     "rank_loads",
     "round_robin",
     "run_ddp_demo",

@@ -1,0 +1,188 @@
+r"""Measured data-parallel epochs of a small transformer on several gloo processes.
+
+The simulated speed-ups of :mod:`hbp.simulate` come from a cost model; this module times real
+training. ``world_size`` CPU processes (one thread each) train a :class:`~hbp.model.TinyCausalLM`
+on the same heavy-tailed samples (``synth_lengths`` scaled down by ``131072 / pack_len``) under
+three plans, all at SP degree 1:
+
+- ``"naive"``: :func:`~hbp.packing.naive_pack` to ``pack_len`` in data order, packs dealt
+  round-robin to ranks;
+- ``"sorted"``: :func:`~hbp.packing.sorted_pack` (length bucketing), round-robin;
+- ``"hbp"``: groups of packing lengths ``pack_len/4, pack_len/2, pack_len``, samples sent to
+  their group, GreedyFill with attention balance, and the :class:`~hbp.schedule.HBPScheduler`
+  (curriculum, steps of similar packs, LPT balance of ranks with a cost model calibrated on this
+  CPU).
+
+A step: every rank runs its ``accum`` packs (forward, backward with the Ave-Token loss, gradients
+accumulated locally), then the gradients are averaged with ``all_reduce`` and AdamW steps. The
+step lasts as long as the slowest rank; per-rank compute times give the measured attention
+balance ratio ABR = 1 − mean/max.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from hbp._checks import positive_int
+from hbp.batching import round_robin
+from hbp.collate import pack_collate
+from hbp.cost import CostModel
+from hbp.data import synth_lengths
+from hbp.groups import GroupConfig, assign_to_groups
+from hbp.loss import ave_token_loss
+from hbp.model import TinyCausalLM
+from hbp.packing import greedy_fill, naive_pack, sorted_pack
+from hbp.schedule import HBPScheduler
+from paperkit import param_error
+
+__all__ = ["PLANS", "measured_epochs", "plan_steps", "scaled_lengths"]
+
+PLANS = ("naive", "sorted", "hbp")
+VOCAB, DIM, DEPTH, HEADS = 64, 64, 2, 4
+
+
+def scaled_lengths(n: int, pack_len: int, seed: int = 0) -> np.ndarray:
+    """``synth_lengths`` (long-context SFT mix, up to 128K) shrunk to at most ``pack_len``."""
+    ell = synth_lengths(n, seed=seed).astype(np.float64) * pack_len / 131072
+    return np.clip(np.round(ell), 4, pack_len).astype(np.int64)
+
+
+def _steps_round_robin(packs: list[list[int]], world_size: int, accum: int) -> list:
+    k = world_size * accum
+    steps = []
+    for s in range(0, len(packs), k):
+        step = packs[s : s + k]
+        steps.append([[step[i] for i in r] for r in round_robin(len(step), world_size)])
+    return steps
+
+
+def plan_steps(
+    plan: str, lengths: np.ndarray, pack_len: int, world_size: int, accum: int, cost: CostModel
+) -> list[list[list[list[int]]]]:
+    """The steps of one epoch: ``steps[s][rank]`` is the list of packs (sample ids) of a rank."""
+    if plan == "naive":
+        return _steps_round_robin(naive_pack(lengths, pack_len), world_size, accum)
+    if plan == "sorted":
+        return _steps_round_robin(sorted_pack(lengths, pack_len), world_size, accum)
+    if plan != "hbp":
+        raise param_error("plan", "plan_steps", f"one of {PLANS}", plan)
+    levels = [GroupConfig(pack_len // 4), GroupConfig(pack_len // 2), GroupConfig(pack_len)]
+    member = assign_to_groups(lengths, levels).numpy()
+    groups, packs, accum_per_group = [], [], []
+    for g, group in enumerate(levels):
+        ids = np.flatnonzero(member == g)
+        if ids.size == 0:
+            continue  # no sample of this length range
+        groups.append(group)
+        packs.append([ids[p].tolist() for p in greedy_fill(lengths[ids], group.pack_len, "attn")])
+        # smaller groups hold shorter packs: more of them per step keeps a step's tokens even
+        accum_per_group.append(accum * pack_len // group.pack_len)
+    scheduler = HBPScheduler(
+        groups, packs, world_size, lengths=lengths, cost=cost, accum_steps=accum_per_group
+    )
+    return [batch.packs_per_rank for batch in scheduler]
+
+
+def _worker(rank: int, world_size: int, store: str, plans: dict, samples: list, out: str) -> None:
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world_size)
+    try:
+        results = {}
+        max_len = max(int(s.numel()) for s in samples)
+        for name, steps in plans.items():
+            torch.manual_seed(0)
+            model = TinyCausalLM(VOCAB, DIM, DEPTH, HEADS, max_len=max_len)
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+            compute, wall, losses = [], [], []
+            for s, step in enumerate([steps[0], *steps]):  # the first step again: a warm-up
+                mine = step[rank]
+                n_glob = torch.tensor(
+                    [sum(int(samples[i].numel()) - 1 for r in step for p in r for i in p)]
+                )
+                dist.barrier()
+                tic = time.perf_counter()
+                loss_sum = 0.0
+                for pack in mine:
+                    batch = pack_collate([samples[i] for i in pack])
+                    loss = ave_token_loss(
+                        model.token_loss(batch), batch.loss_mask, int(n_glob), world_size
+                    )
+                    loss.backward()
+                    loss_sum += float(loss.detach())
+                busy = time.perf_counter() - tic
+                for p in model.parameters():
+                    if p.grad is None:
+                        p.grad = torch.zeros_like(p)
+                    dist.all_reduce(p.grad)
+                    p.grad /= world_size
+                opt.step()
+                opt.zero_grad(set_to_none=True)
+                dist.barrier()
+                if s > 0:
+                    compute.append(busy)
+                    wall.append(time.perf_counter() - tic)
+                    losses.append(loss_sum)
+            results[name] = {"compute": compute, "wall": wall, "loss": losses}
+        torch.save(results, os.path.join(out, f"rank{rank}.pt"))
+    finally:
+        dist.destroy_process_group()
+
+
+def measured_epochs(
+    world_size: int = 2,
+    n_samples: int = 600,
+    pack_len: int = 1024,
+    accum: int = 2,
+    seed: int = 0,
+    cost: CostModel | None = None,
+) -> dict[str, Any]:
+    """One epoch per plan on ``world_size`` gloo processes; times in seconds.
+
+    ``cost`` is the model the HBP plan balances ranks with (calibrate it on this machine,
+    e.g. ``hbp.reproduce.calibration``); the default is the 8B preset.
+    Returns per plan: epoch wall time (sum of step times), steps, measured mean ABR, mean loss.
+    """
+    world_size = positive_int("world_size", "measured_epochs", world_size)
+    pack_len = positive_int("pack_len", "measured_epochs", pack_len)
+    if pack_len % 4:
+        raise param_error("pack_len", "measured_epochs", "a multiple of 4", pack_len)
+    cost = cost if cost is not None else CostModel.preset("8b")
+    lengths = scaled_lengths(n_samples, pack_len, seed)
+    rng = np.random.default_rng(seed)
+    samples = [torch.from_numpy(rng.integers(0, VOCAB, size=int(m))) for m in lengths]
+    plans = {p: plan_steps(p, lengths, pack_len, world_size, accum, cost) for p in PLANS}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = os.path.join(tmp, "store")
+        mp.spawn(
+            _worker, args=(world_size, store, plans, samples, tmp), nprocs=world_size, join=True
+        )
+        per_rank = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(world_size)]
+    rows = {}
+    for name in PLANS:
+        compute = np.array([r[name]["compute"] for r in per_rank])  # (ranks, steps)
+        wall = np.max([r[name]["wall"] for r in per_rank], axis=0)
+        abr = 1.0 - compute.mean(axis=0) / compute.max(axis=0)
+        rows[name] = {
+            "epoch s": float(wall.sum()),
+            "steps": int(wall.size),
+            "mean ABR (measured)": float(abr.mean()),
+            "compute s (sum over ranks)": float(compute.sum()),
+            "mean step loss": float(np.mean(per_rank[0][name]["loss"])),
+        }
+    for name in PLANS:
+        rows[name]["speed-up vs naive"] = rows["naive"]["epoch s"] / rows[name]["epoch s"]
+    return {
+        "world_size": world_size,
+        "n_samples": n_samples,
+        "pack_len": pack_len,
+        "tokens": int(lengths.sum()),
+        "plans": rows,
+    }
