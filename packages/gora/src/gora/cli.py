@@ -1,0 +1,12 @@
+"""The ``gora`` command: ``gora reproduce [--quick] [--seed N] [--out DIR]``, ``gora bench``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from gora.paper import PAPER
+from paperkit.cli import package_main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return package_main(PAPER, argv)
