@@ -1,0 +1,204 @@
+"""Serialisation of sampled searches and walks into token sequences.
+
+Every token stands for a node w_t together with the edge that brought the sequence there, from
+a predecessor p_t (the previous node of an Euler walk or random walk, the DFS parent in the
+preorder; none at a start or restart). Token t is
+
+    tokens[t]    = [ x_{w_t} ; e_{p_t w_t} ; onehot(flag_t) ]        (F + F_e + 3 floats)
+    anon[t]      = anon(w_t)          anon_prev[t] = anon(p_t)   (0 when there is no p_t)
+
+where anon(w) = 1 + the rank of w's first visit in that sequence (the anonymisation of RWNNs: the
+tokens depend on node ids only through it), e = 0 for no edge, and the flag is 0 for a first visit
+(a DFS descent), 1 for a revisit (a DFS backtrack, a walk returning), 2 for a start or restart at
+a new root. The model embeds ``anon`` and ``anon_prev`` with learned tables.
+
+Modes: ``"euler"`` (the DFS traversal as a walk, 2(N − c) + c tokens), ``"preorder"`` (N tokens,
+one per node with its tree edge to the parent), ``"walk"`` (a random walk, one token per step).
+Euler and preorder encode exactly the tree edges of the search; non-tree edges are not encoded.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+from torch_geometric.data import Data
+
+from paperkit import Described, check_choice, param_error
+from rsnn.graph import check_edge_index
+from rsnn.sampling import BACKTRACK, RESTART, SearchBatch
+
+__all__ = ["SeqBatch", "anonymize", "encode", "serialize"]
+
+MODES = ("euler", "preorder", "walk")
+
+
+@dataclass
+class SeqBatch:
+    """A batch of S token sequences padded to length L.
+
+    Attributes:
+        tokens: (S, L, F + F_e + 3) float token features (zeros at padding).
+        node_ids: (S, L) int64 node of each token, -1 at padding.
+        pad_mask: (S, L) bool, True at padding.
+        anon: (S, L) int64 anonymised id of the token's node (1-based; 0 at padding).
+        anon_prev: (S, L) int64 anonymised id of the predecessor (0 at starts and padding).
+    """
+
+    tokens: torch.Tensor
+    node_ids: torch.Tensor
+    pad_mask: torch.Tensor
+    anon: torch.Tensor
+    anon_prev: torch.Tensor
+
+
+def anonymize(nodes: torch.Tensor) -> torch.Tensor:
+    """anon(w_t) = 1 + rank of w_t's first occurrence in its row; 0 where ``nodes`` is -1.
+
+    Vectorised: for each (row, node) key, its first position; a token is a first visit when it
+    sits at that position; the cumulative count of first visits up to that position is the rank.
+    """
+    S, L = nodes.shape
+    valid = nodes >= 0
+    key = torch.arange(S).unsqueeze(1) * (int(nodes.max()) + 1 if nodes.numel() else 1)
+    key = (key + nodes.clamp(min=0)).reshape(-1)
+    _, inv = torch.unique(key, return_inverse=True)
+    pos = torch.arange(S * L)
+    pos_masked = torch.where(valid.reshape(-1), pos, torch.full_like(pos, S * L))
+    first = torch.full((int(inv.max()) + 1,), S * L, dtype=torch.long)
+    first = first.scatter_reduce(0, inv, pos_masked, reduce="amin")
+    is_first = (first[inv] == pos) & valid.reshape(-1)
+    rank = torch.cumsum(is_first.reshape(S, L).long(), dim=1).reshape(-1)
+    anon = rank[first[inv].clamp(max=S * L - 1)].reshape(S, L)
+    return torch.where(valid, anon, torch.zeros_like(anon))
+
+
+def _edge_positions(edge_index: torch.Tensor, src: torch.Tensor, dst: torch.Tensor) -> torch.Tensor:
+    """Column of ``edge_index`` holding src→dst, or -1 (the first column for multi-edges)."""
+    n = int(torch.cat([edge_index.reshape(-1), src, dst]).max()) + 1 if edge_index.numel() else 1
+    code = edge_index[0] * n + edge_index[1]
+    sorted_code, perm = torch.sort(code, stable=True)
+    query = src.clamp(min=0) * n + dst.clamp(min=0)
+    at = torch.searchsorted(sorted_code, query).clamp(max=max(len(code) - 1, 0))
+    if not len(code):
+        return torch.full_like(src, -1)
+    found = (sorted_code[at] == query) & (src >= 0) & (dst >= 0)
+    return torch.where(found, perm[at], torch.full_like(at, -1))
+
+
+def encode(
+    nodes: torch.Tensor,
+    prev: torch.Tensor,
+    flags: torch.Tensor,
+    anon_prev: torch.Tensor,
+    x: torch.Tensor | None,
+    edge_index: torch.Tensor,
+    edge_attr: torch.Tensor | None,
+) -> SeqBatch:
+    """Token features of padded sequences.
+
+    ``nodes``, ``prev`` (predecessor, -1 for none), ``flags`` and ``anon_prev`` are (S, L) with -1
+    in ``nodes`` at padding; ``x`` (N, F) or None (F = 0); ``edge_attr`` (2|E|, F_e) or None.
+    """
+    pad = nodes < 0
+    safe = nodes.clamp(min=0)
+    parts = []
+    if x is not None:
+        parts.append(x[safe].float())
+    if edge_attr is not None:
+        ea = edge_attr.float().reshape(edge_attr.size(0), -1)
+        col = _edge_positions(edge_index, prev.reshape(-1), nodes.reshape(-1)).reshape(nodes.shape)
+        gathered = ea[col.clamp(min=0)] if ea.size(0) else ea.new_zeros(*nodes.shape, ea.size(1))
+        parts.append(torch.where((col >= 0).unsqueeze(-1), gathered, torch.zeros_like(gathered)))
+    parts.append(torch.nn.functional.one_hot(flags.long().clamp(min=0), 3).float())
+    tokens = torch.cat(parts, dim=-1) * (~pad).unsqueeze(-1)
+    return SeqBatch(
+        tokens=tokens,
+        node_ids=torch.where(pad, torch.full_like(nodes, -1), nodes),
+        pad_mask=pad,
+        anon=anonymize(nodes),
+        anon_prev=torch.where(pad, torch.zeros_like(anon_prev), anon_prev),
+    )
+
+
+def walk_flags(nodes: torch.Tensor, anon: torch.Tensor) -> torch.Tensor:
+    """Flags of walk tokens: 2 at the start, 0 at a first visit, 1 at a revisit."""
+    running_max = torch.cummax(anon, dim=1).values
+    earlier = torch.cat([torch.zeros_like(running_max[:, :1]), running_max[:, :-1]], dim=1)
+    flags = torch.where(anon > earlier, 0, BACKTRACK)
+    flags[:, 0] = RESTART
+    return torch.where(nodes >= 0, flags, torch.zeros_like(flags))
+
+
+def shifted(values: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
+    """values[t-1] along rows, -1 at t = 0 and at restarts (the predecessor in a walk)."""
+    out = torch.cat([torch.full_like(values[:, :1], -1), values[:, :-1]], dim=1)
+    return torch.where(flags == RESTART, torch.full_like(out, -1), out)
+
+
+def serialize(
+    data: Data,
+    batch: SearchBatch | torch.Tensor,
+    mode: Literal["euler", "preorder", "walk"] = "euler",
+) -> SeqBatch:
+    """Token sequences of one graph's searches (``"euler"``, ``"preorder"``) or walks (``"walk"``).
+
+    Args:
+        data: the graph (``x`` optional, ``edge_index``, ``edge_attr`` optional).
+        batch: a :class:`SearchBatch` of that graph for ``"euler"``/``"preorder"``; an (m, L)
+            int64 tensor of walks for ``"walk"``.
+        mode: the token format (see the module docstring).
+
+    Returns:
+        a :class:`SeqBatch` with m sequences: L = 2(N − c) + c (euler), N (preorder), the walk
+        length + 1 (walk).
+    """
+    owner = "serialize"
+    check_choice("mode", owner, mode, MODES)
+    n = int(data.num_nodes)
+    check_edge_index(data.edge_index, n, owner)
+    if mode == "walk":
+        if not isinstance(batch, torch.Tensor) or batch.dim() != 2:
+            raise param_error(
+                "batch",
+                owner,
+                "an (m, L) tensor of walks for mode 'walk'",
+                Described(type(batch).__name__),
+                cls=TypeError,
+            )
+        nodes = batch.long()
+        anon = anonymize(nodes)
+        flags = walk_flags(nodes, anon)
+        prev, anon_prev = shifted(nodes, flags), shifted(anon, flags).clamp(min=0)
+    else:
+        if not isinstance(batch, SearchBatch):
+            raise param_error(
+                "batch",
+                owner,
+                f"a SearchBatch for mode {mode!r}",
+                Described(type(batch).__name__),
+                cls=TypeError,
+            )
+        if batch.num_nodes != n:
+            raise param_error(
+                "batch",
+                owner,
+                f"a SearchBatch of a graph with {n} nodes",
+                Described(f"one with {batch.num_nodes} nodes"),
+            )
+        if mode == "euler":
+            nodes, flags = batch.euler, batch.euler_flag.long()
+            anon = anonymize(nodes)
+            prev, anon_prev = shifted(nodes, flags), shifted(anon, flags).clamp(min=0)
+        else:
+            nodes = batch.order
+            prev = torch.gather(batch.parent, 1, nodes)
+            flags = torch.where(prev < 0, RESTART, 0)
+            rank = torch.empty_like(nodes).scatter_(
+                1, nodes, torch.arange(1, n + 1).expand_as(nodes).contiguous()
+            )
+            anon_prev = torch.where(prev >= 0, torch.gather(rank, 1, prev.clamp(min=0)), 0)
+    return encode(
+        nodes, prev, flags, anon_prev, data.x, data.edge_index, getattr(data, "edge_attr", None)
+    )
