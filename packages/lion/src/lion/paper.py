@@ -1,0 +1,13 @@
+"""Registration with the ``papers`` command."""
+
+from paperkit import Paper
+
+PAPER = Paper(
+    name="lion",
+    title="Linear Attention for Efficient Bidirectional Sequence Modeling (LION)",
+    arxiv="2502.16249",
+    status="in progress",
+    reproduce="lion.reproduce:reproduce",
+    bench="lion.bench:bench",
+    gpu=True,
+)
