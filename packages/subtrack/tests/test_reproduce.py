@@ -4,7 +4,7 @@ import math
 from paperkit.cli import run_reproduce
 from subtrack.bench import bench
 from subtrack.paper import PAPER
-from subtrack.reproduce import reproduce
+from subtrack.reproduce import reproduce, time_to_target
 
 
 def test_reproduce_smoke(tmp_path):
@@ -22,6 +22,15 @@ def test_reproduce_smoke(tmp_path):
     assert results["summary"][1]["state_MB"] < results["summary"][0]["state_MB"]
     assert results["summary"][0]["subspace_s"] == 0.0
     assert (tmp_path / "loss_curves.png").stat().st_size > 0
+    # the target is the worst final loss, so every method reaches it within its run
+    assert all(0 < r["s_to_target"] <= r["wall_s"] + 1e-9 for r in results["summary"])
+
+
+def test_time_to_target_is_the_first_crossing():
+    curve = [(50, 1.0, 3.0), (100, 2.0, 2.4), (150, 3.0, 2.5), (200, 4.0, 2.1)]
+    assert time_to_target(curve, 2.5) == 2.0
+    assert time_to_target(curve, 2.1) == 4.0
+    assert time_to_target(curve, 2.0) is None
 
 
 def test_bench_smoke(tmp_path):

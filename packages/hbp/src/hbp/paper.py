@@ -7,7 +7,7 @@ PAPER = Paper(
     title="Hierarchical Balance Packing: Towards Efficient Supervised Fine-tuning for "
     "Long-Context LLM",
     arxiv="2503.07680",
-    status="in progress",
+    status="done",
     reproduce="hbp.reproduce:reproduce",
     bench="hbp.bench:bench",
     gpu=False,
