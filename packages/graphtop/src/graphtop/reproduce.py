@@ -135,9 +135,9 @@ def reproduce(
     """
     start, cpu_start = time.perf_counter(), time.process_time()
     out = Path(out)
-    n_seeds = seeds or (3 if quick else 5)
-    epochs = epochs or (200 if quick else 500)
-    hidden = 64 if quick else 128
+    n_seeds = seeds or 3
+    epochs = epochs or (200 if quick else 300)
+    hidden = 64
     strategies = ["link_pred"] if quick else ["link_pred", "graphcl"]
     specs = _graphs(quick, seed, data_root)
     if graphs is not None:
