@@ -69,7 +69,7 @@ def run_reproduce(
     fn = paper.load_reproduce()
     extra: dict[str, Any] = {}
     if data_root is not None:
-        if not _reads_data(paper):
+        if not _reads_data(fn):
             raise param_error(
                 "data_root", f"{paper.name} reproduce", "unset (it reads no data folder)", data_root
             )
@@ -137,8 +137,8 @@ def _add_run_options(parser: argparse.ArgumentParser, kind: str) -> None:
         )
 
 
-def _reads_data(paper: Paper) -> bool:
-    return "data_root" in inspect.signature(paper.load_reproduce()).parameters
+def _reads_data(reproduce: Any) -> bool:
+    return "data_root" in inspect.signature(reproduce).parameters
 
 
 def _dispatch(paper: Paper, args: argparse.Namespace, console: Console) -> int:
@@ -146,7 +146,7 @@ def _dispatch(paper: Paper, args: argparse.Namespace, console: Console) -> int:
         if args.seed < 0:
             console.print(f"[red]--seed must be non-negative. Got {args.seed} instead.")
             return 2
-        if args.data_root is not None and not _reads_data(paper):
+        if args.data_root is not None and not _reads_data(paper.load_reproduce()):
             console.print(f"[red]{paper.name} reproduce reads no data folder: drop --data-root.")
             return 2
         path = run_reproduce(

@@ -5,7 +5,7 @@ queries; one vector of per-model prices γ is learned once, from the dual of the
 LP over the first queries; later queries go to argmax_i (α d̂_ij − γ_i ĝ_ij).
 """
 
-from portrouter.ann import ANNIndex, normalize
+from portrouter.ann import ANNIndex, normalize, recall_at_k
 from portrouter.baselines import (
     ExactKNNIndex,
     batch_split_router,
@@ -52,6 +52,7 @@ __all__ = [
     "offline_opt",
     "predictor_router",
     "random_router",
+    "recall_at_k",
     "relaxed_assignment",
     "resolve_alpha",
     "simulate_serving",

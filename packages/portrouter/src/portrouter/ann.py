@@ -15,7 +15,7 @@ import numpy as np
 
 from paperkit import Described, check_choice, param_error
 
-__all__ = ["ANNIndex", "normalize"]
+__all__ = ["ANNIndex", "normalize", "recall_at_k"]
 
 METHODS = ("hnsw", "faiss", "exact")
 
@@ -25,6 +25,12 @@ def normalize(x: np.ndarray) -> np.ndarray:
     x = np.asarray(x, dtype=np.float32)
     norms = np.linalg.norm(x, axis=-1, keepdims=True)
     return x / np.where(norms > 0, norms, 1.0)
+
+
+def recall_at_k(found: np.ndarray, truth: np.ndarray) -> float:
+    """Mean over queries of |found ∩ truth| / k, for (b, k) neighbour ids (truth: exact search)."""
+    k = truth.shape[1]
+    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(found, truth, strict=True)]))
 
 
 def _check_matrix(x: np.ndarray, dim: int, name: str, owner: str) -> np.ndarray:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from paperkit import figure, loglog_slope, print_table, progress, save_figure
-from portrouter.ann import ANNIndex, normalize
+from portrouter.ann import ANNIndex, normalize, recall_at_k
 from portrouter.dual import dual_objective, solve_dual
 from portrouter.router import PORTRouter
 
@@ -59,7 +59,7 @@ def _search_rows(sizes, dim, n_queries, rng) -> list[dict]:
         ms_hnsw, found = _per_query_ms(hnsw, q)
         ms_flat, truth = _per_query_ms(flat, q)
         ms_exact, _ = _per_query_ms(exact, q)
-        recall = np.mean([len(set(a) & set(b)) / K for a, b in zip(truth, found, strict=True)])
+        recall = recall_at_k(found, truth)
         rows.append(
             {
                 "history": n,

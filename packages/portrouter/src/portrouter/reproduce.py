@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from paperkit import figure, print_table, progress, save_figure
-from portrouter.ann import ANNIndex
+from portrouter.ann import ANNIndex, recall_at_k
 from portrouter.baselines import (
     batch_split_router,
     greedy_router,
@@ -118,7 +118,7 @@ def hnsw_recall(data: RouterData, k: int = 5, seed: int = 0) -> float:
     hnsw.add(data.hist_emb)
     exact.add(data.hist_emb)
     found, truth = hnsw.search(data.test_emb)[0], exact.search(data.test_emb)[0]
-    return float(np.mean([len(set(a) & set(b)) / k for a, b in zip(found, truth, strict=True)]))
+    return recall_at_k(found, truth)
 
 
 def _gains(rows: dict[str, dict], variant: str = "PORT") -> dict[str, float]:
