@@ -11,17 +11,25 @@ from the committed lock, so a package only sees its declared dependencies.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import nox
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
 
 ROOT = Path(__file__).parent
 PACKAGES = sorted(p.parent.name for p in ROOT.glob("packages/*/pyproject.toml"))
 MEMBERS = ["paperkit", *PACKAGES]  # paperkit is tested and built like a package
 TESTED = [*MEMBERS, "workspace"]  # "workspace": lock check, lint, repository tests
 CUDA_ARCHS = ("sm_80", "sm_90")
+DIST_PREFIX = "neurips25-"
 
 nox.options.default_venv_backend = "uv"
 nox.options.error_on_external_run = True
@@ -31,9 +39,14 @@ def _src(package: str) -> Path:
     return ROOT / "shared" if package == "paperkit" else ROOT / "packages" / package
 
 
+def _dist(package: str) -> str:
+    """The distribution name of a member: ours alone on the public index (``neurips25-<pkg>``)."""
+    return f"{DIST_PREFIX}{package}"
+
+
 def _sync(session: nox.Session, package: str | None, *args: str) -> None:
     """Fill the session's venv from uv.lock: one member and its dependencies (or the whole root)."""
-    target = ["--package", package] if package else []
+    target = ["--package", _dist(package)] if package else []
     session.run_install(
         "uv",
         "sync",
@@ -68,7 +81,11 @@ def tests(session: nox.Session, package: str) -> None:
         return
     _sync(session, package, "--group", "test")
     session.env.update({"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""})
-    session.run("pytest", str(_src(package) / "tests"), *session.posargs)
+    # the tests, and every `>>>` example of the sources as a doctest
+    src = _src(package) / "src" / package
+    session.run(
+        "pytest", str(_src(package) / "tests"), "--doctest-modules", str(src), *session.posargs
+    )
 
 
 @nox.session
@@ -88,14 +105,14 @@ def build(session: nox.Session, package: str) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     dist = tmp / "dist"
     for member in dict.fromkeys(["paperkit", package]):  # paperkit is every package's runtime dep
-        session.run("uv", "build", "--package", member, "--wheel", "--out-dir", str(dist))
+        session.run("uv", "build", "--package", _dist(member), "--wheel", "--out-dir", str(dist))
     pins = tmp / "pins.txt"
     session.run(
         "uv",
         "export",
         "--frozen",
         "--package",
-        package,
+        _dist(package),
         "--no-emit-workspace",
         "--no-dev",
         "--no-hashes",
@@ -111,6 +128,81 @@ def build(session: nox.Session, package: str) -> None:
     session.run(python, "-c", f"import {package}; print({package}.__name__, 'imports')")
     if package != "paperkit":
         session.run(str(venv / "bin" / package), "--help", silent=True)
+
+
+@nox.session(venv_backend="none")
+def wheels(session: nox.Session) -> None:
+    """Build every member's wheel into dist/, the wheelhouse of install path 2:
+    ``pip install --find-links dist neurips25-<pkg>``."""
+    dist = ROOT / "dist"
+    shutil.rmtree(dist, ignore_errors=True)
+    session.run("uv", "build", "--all-packages", "--wheel", "--out-dir", str(dist))
+
+
+def _extras(package: str) -> list[str]:
+    meta = tomllib.loads((_src(package) / "pyproject.toml").read_text())["project"]
+    return sorted(meta.get("optional-dependencies", {}))
+
+
+def _readme_example(package: str) -> str:
+    """The python block of the README's Usage section (the same one its test runs)."""
+    text = (_src(package) / "README.md").read_text()
+    body = text.split("## Usage", 1)[1].split("\n## ", 1)[0]
+    return body.split("```python\n", 1)[1].split("```", 1)[0]
+
+
+@nox.session(venv_backend="none")
+@nox.parametrize("package", PACKAGES, ids=PACKAGES)
+def pipinstall(session: nox.Session, package: str) -> None:
+    """The three documented install paths, each into a fresh ``python -m venv`` with plain pip
+    (no uv inside): (1) from the checkout, ``pip install ./shared ./packages/<pkg>[extras]``;
+    (2) from a wheelhouse, ``pip install --find-links dist neurips25-<pkg>``; (3) from git,
+    ``pip install "neurips25-<pkg> @ git+<repo>#subdirectory=packages/<pkg>" "neurips25-paperkit
+    @ git+<repo>#subdirectory=shared"`` (here the repository is this checkout's committed HEAD).
+    Each venv imports the package, runs ``<pkg> --help`` and the README's usage example, and
+    fails if pip took a distribution named like one of ours from anywhere but this tree."""
+    tmp = Path(session.create_tmp()) / f"pipinstall-{package}"
+    shutil.rmtree(tmp, ignore_errors=True)
+    dist = tmp / "dist"
+    for member in ("paperkit", package):
+        session.run("uv", "build", "--package", _dist(member), "--wheel", "--out-dir", str(dist))
+    extras = _extras(package)
+    target = f"./packages/{package}" + (f"[{','.join(extras)}]" if extras else "")
+    repo = f"git+file://{ROOT}"
+    paths = {
+        "checkout": ["./shared", target],
+        "wheelhouse": ["--find-links", str(dist), _dist(package)],
+        "git": [
+            f"{_dist(package)} @ {repo}#subdirectory=packages/{package}",
+            f"{_dist('paperkit')} @ {repo}#subdirectory=shared",
+        ],
+    }
+    python = os.environ.get("PIPINSTALL_PYTHON", sys.executable)
+    example = tmp / "example.py"
+    example.write_text(_readme_example(package))
+    for name, args in paths.items():
+        venv = tmp / name
+        session.run(python, "-m", "venv", str(venv), external=True)
+        pip = [str(venv / "bin" / "python"), "-m", "pip"]
+        report = tmp / f"{name}-report.json"
+        session.run(*pip, "install", "--quiet", "--report", str(report), *args, external=True)
+        _check_origins(report, package, allowed=(ROOT, dist))
+        py = str(venv / "bin" / "python")
+        session.run(py, "-c", f"import {package}; print({package}.__name__, {package}.__version__)")
+        session.run(str(venv / "bin" / package), "--help", silent=True, external=True)
+        session.run(py, str(example), external=True)
+
+
+def _check_origins(report: Path, package: str, *, allowed: tuple[Path, ...]) -> None:
+    """Fail when pip installed a distribution named like one of ours (``neurips25-x`` or the
+    plain ``x``, which belongs to unrelated projects on the public index) from elsewhere."""
+    ours = {n for m in MEMBERS for n in (m, _dist(m))}
+    roots = [f"file://{p}" for p in allowed] + [f"git+file://{p}" for p in allowed]
+    for item in json.loads(report.read_text())["install"]:
+        name = item["metadata"]["name"].lower().replace("_", "-")
+        url = item["download_info"]["url"]
+        if name in ours and not any(url.startswith(r) for r in roots):
+            raise RuntimeError(f"pip took {name} from {url}, not from this project ({package})")
 
 
 def _nvcc() -> str | None:

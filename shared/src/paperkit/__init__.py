@@ -5,7 +5,28 @@ CUDA kernel loader, benchmark and report helpers, the argument-error wording, th
 protocol and the ``papers`` command. Test helpers live in :mod:`paperkit.testing`.
 """
 
-from paperkit.bench import Timing, crossover, loglog_slope, peak_memory, time_callable
+from paperkit.backends import resolve_backend
+from paperkit.bench import (
+    Measurement,
+    Timing,
+    crossover,
+    loglog_slope,
+    measure,
+    peak_memory,
+    plot_scaling,
+    scaling,
+    time_callable,
+)
+from paperkit.checks import (
+    check_array,
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_real,
+    check_tensor,
+    describe,
+)
 from paperkit.devices import (
     cuda_available,
     cupy_available,
@@ -14,7 +35,7 @@ from paperkit.devices import (
     triton_available,
     triton_interpret,
 )
-from paperkit.errors import PARAM_ERROR_PATTERN, Described, check_choice, param_error
+from paperkit.errors import PARAM_ERROR_PATTERN, Described, param_error
 from paperkit.kernels import (
     clear_kernel_cache,
     kernel_path,
@@ -36,22 +57,34 @@ from paperkit.report import (
     to_jsonable,
     write_json,
 )
+from paperkit.results import VERDICTS, Claim, Report
 from paperkit.seeding import seed_everything
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "ENTRY_POINT_GROUP",
     "PARAM_ERROR_PATTERN",
     "STATUSES",
+    "VERDICTS",
+    "Claim",
     "Described",
+    "Measurement",
     "Paper",
+    "Report",
     "Timing",
+    "check_array",
+    "check_bool",
     "check_choice",
+    "check_int",
+    "check_memory",
+    "check_real",
+    "check_tensor",
     "clear_kernel_cache",
     "crossover",
     "cuda_available",
     "cupy_available",
+    "describe",
     "discover",
     "figure",
     "get_paper",
@@ -60,15 +93,19 @@ __all__ = [
     "load_cuda_module",
     "loglog_slope",
     "markdown_table",
+    "measure",
     "on_torch_stream",
     "param_error",
     "peak_memory",
     "pick_device",
+    "plot_scaling",
     "print_table",
     "progress",
     "require_cupy",
+    "resolve_backend",
     "run_dir",
     "save_figure",
+    "scaling",
     "seed_everything",
     "time_callable",
     "to_cupy",

@@ -1,121 +1,211 @@
-"""Benchmark helpers on ``torch.utils.benchmark``: timings, peak memory, complexity slopes.
+"""One benchmark record, one timer, one memory probe and one scaling helper for every package.
 
-Efficiency claims are reported as ratios measured in one run, and complexity claims as the slope of
-a log-log fit (``O(N)`` gives 1, ``O(N^2)`` gives 2)::
+A benchmark measures each implementation at each size into :class:`Measurement` rows (seconds,
+interquartile spread, peak bytes, device) and reports ratios from the same run; complexity claims
+are the slope of a log-log fit (``O(N)`` gives 1, ``O(N^2)`` gives 2)::
 
-    t = time_callable(lambda: attn(x), label="chunk", sub_label=f"T={T}")
-    slope = loglog_slope(sizes, medians)
+    rows = [measure("chunk", T, lambda: attn(x), device=device) for T in sizes]
+    fit = scaling(rows)                     # {"chunk": {"slope": 1.02, ...}, ...}
+    plot_scaling(rows, out / "scaling.png")
+
+Nothing here needs torch, except what a CUDA device needs (synchronisation, its allocator's peak).
 """
 
 from __future__ import annotations
 
+import math
+import re
+import statistics
+import sys
+import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from paperkit.checks import check_int, check_real
 from paperkit.errors import param_error
 
-__all__ = ["Timing", "crossover", "loglog_slope", "peak_memory", "time_callable"]
+__all__ = [
+    "Measurement",
+    "Timing",
+    "crossover",
+    "loglog_slope",
+    "measure",
+    "peak_memory",
+    "plot_scaling",
+    "scaling",
+    "time_callable",
+]
 
 
 @dataclass(frozen=True)
 class Timing:
-    """Median and interquartile range of one benchmarked callable, in seconds."""
+    """Median and interquartile range of the per-call time of one callable, in seconds."""
 
-    label: str
-    sub_label: str
     median_s: float
     iqr_s: float
     calls: int
     device: str
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One row of a benchmark: ``impl`` at ``size`` took ``seconds`` (median) per call.
+
+    Attributes:
+        impl: the implementation measured (``"reference"``, ``"chunk"``, ``"sdpa"``, ...).
+        size: the size swept (sequence length, nodes, ...) or a label when there is no sweep.
+        seconds: median seconds per call.
+        spread: interquartile range of the per-call seconds.
+        peak_bytes: peak bytes the call needed above what was in use before, or None.
+        device: ``"cpu"`` or ``"cuda"``/``"cuda:N"``.
+        case: which experiment of the bench the row belongs to (``"forward"``, ``"backward"``).
+        repeats: how many timed calls the median is over.
+        params: anything else that identifies the row (dtype, heads, ...).
+    """
+
+    impl: str
+    size: float | int | str
+    seconds: float
+    spread: float
+    peak_bytes: int | None
+    device: str
+    case: str = ""
+    repeats: int = 1
+    params: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
 def _sync(device: str) -> None:
-    import torch
-
     if device.startswith("cuda"):
+        import torch
+
         torch.cuda.synchronize()
 
 
 def time_callable(
     fn: Callable[[], Any],
     *,
-    label: str = "",
-    sub_label: str = "",
     device: str = "cpu",
     warmup: int = 1,
-    min_run_time: float = 0.2,
+    min_time: float = 0.2,
+    min_repeats: int = 5,
+    max_repeats: int = 1000,
 ) -> Timing:
-    """Time ``fn()`` with ``torch.utils.benchmark.Timer.blocked_autorange``.
+    """Median and interquartile range of ``fn()``'s wall time over repeated calls.
 
-    ``warmup`` calls run first (compilation, caches, autotuning); then blocks of calls run until
-    ``min_run_time`` seconds have passed and the median per-call time is reported. On CUDA the
-    timer synchronises the device around every block, so asynchronous launches are counted.
+    ``warmup`` calls run first (compilation, caches, autotuning); then ``fn`` is called until at
+    least ``min_repeats`` calls and ``min_time`` seconds have passed (at most ``max_repeats``
+    calls). On CUDA the device is synchronised around every call, so asynchronous launches count.
+    Needs no torch on the CPU.
     """
-    import torch
-    from torch.utils import benchmark
-
-    if warmup < 0:
-        raise param_error("warmup", "time_callable", "a non-negative integer", warmup)
-    if min_run_time <= 0:
-        raise param_error("min_run_time", "time_callable", "positive", min_run_time)
+    owner = "time_callable"
+    check_int("warmup", owner, warmup, low=0)
+    check_real("min_time", owner, min_time, low=0)
+    check_int("min_repeats", owner, min_repeats, low=1)
+    check_int("max_repeats", owner, max_repeats, low=min_repeats)
     for _ in range(warmup):
         fn()
+    times: list[float] = []
     _sync(device)
-    timer = benchmark.Timer(
-        stmt="fn()",
-        globals={"fn": fn},
-        label=label,
-        sub_label=sub_label,
-        num_threads=torch.get_num_threads(),
-    )
-    measurement = timer.blocked_autorange(min_run_time=min_run_time)
-    return Timing(
-        label=label,
-        sub_label=sub_label,
-        median_s=float(measurement.median),
-        iqr_s=float(measurement.iqr),
-        calls=len(measurement.times) * measurement.number_per_run,
-        device=device,
-    )
+    started = time.perf_counter()
+    while len(times) < max_repeats and (
+        len(times) < min_repeats or time.perf_counter() - started < min_time
+    ):
+        t0 = time.perf_counter()
+        fn()
+        _sync(device)
+        times.append(time.perf_counter() - t0)
+    q1, _, q3 = statistics.quantiles(times, n=4) if len(times) > 1 else (times[0],) * 3
+    return Timing(statistics.median(times), q3 - q1, len(times), device)
 
 
-def peak_memory(fn: Callable[[], Any], *, device: str = "cpu") -> int:
-    """Peak bytes allocated by torch while ``fn()`` runs, above what was allocated before.
+_STATUS = Path("/proc/self/status")
+_CLEAR_REFS = Path("/proc/self/clear_refs")
 
-    CUDA: from the caching allocator's peak statistics. CPU: from the profiler's record of every
-    allocation and free (``profile_memory=True``), replayed in time order.
+
+def _rss_kib(key: str) -> int:
+    match = re.search(rf"^{key}:\s+(\d+) kB", _STATUS.read_text(), re.MULTILINE)
+    if match is None:  # pragma: no cover - a kernel without the field
+        raise OSError(f"{key} missing from {_STATUS}")
+    return int(match.group(1))
+
+
+def peak_memory(fn: Callable[[], Any], *, device: str = "cpu") -> int | None:
+    """Peak bytes ``fn()`` needed above what was in use before it ran.
+
+    CUDA: the caching allocator's peak (``torch.cuda.max_memory_allocated``). CPU, on Linux: the
+    growth of the process's peak resident set (``VmHWM`` after resetting it through
+    ``/proc/self/clear_refs``), which counts every allocator (numpy, torch, native code) and no
+    profiler; memory that an allocator keeps cached from earlier calls is not counted again.
+    Elsewhere: the peak of Python-traced allocations (``tracemalloc``, which numpy reports to).
     """
-    import torch
-
     if device.startswith("cuda"):
+        import torch
+
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
         before = torch.cuda.memory_allocated()
         fn()
         torch.cuda.synchronize()
         return int(torch.cuda.max_memory_allocated() - before)
-    from torch.profiler import ProfilerActivity, profile
+    if sys.platform.startswith("linux") and _CLEAR_REFS.exists():
+        try:
+            _CLEAR_REFS.write_text("5")  # resets VmHWM to the current resident set
+            before = _rss_kib("VmRSS")
+            fn()
+            return max(0, _rss_kib("VmHWM") - before) * 1024
+        except OSError:  # pragma: no cover - a sandbox that forbids the reset
+            pass
+    import tracemalloc
 
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    tracemalloc.start()
+    try:
         fn()
-    # Every allocation (+bytes) and free (-bytes) is a "[memory]" record of the raw trace.
-    records = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
-    records.sort(key=lambda e: e.start_ns())
-    live = peak = 0
-    for record in records:
-        live += record.nbytes()
-        peak = max(peak, live)
-    return int(peak)
+        return int(tracemalloc.get_traced_memory()[1])
+    finally:
+        tracemalloc.stop()
+
+
+def measure(
+    impl: str,
+    size: float | int | str,
+    fn: Callable[[], Any],
+    *,
+    device: str = "cpu",
+    case: str = "",
+    memory: bool = True,
+    params: dict[str, Any] | None = None,
+    **timer: Any,
+) -> Measurement:
+    """Time ``fn`` (:func:`time_callable`, options in ``timer``) and, when ``memory``, its peak
+    bytes (:func:`peak_memory`, measured after the timing so caches are warm); one row."""
+    timing = time_callable(fn, device=device, **timer)
+    peak = peak_memory(fn, device=device) if memory else None
+    return Measurement(
+        impl=impl,
+        size=size,
+        seconds=timing.median_s,
+        spread=timing.iqr_s,
+        peak_bytes=peak,
+        device=device,
+        case=case,
+        repeats=timing.calls,
+        params=dict(params or {}),
+    )
 
 
 def loglog_slope(sizes: Sequence[float], values: Sequence[float]) -> float:
-    """Least-squares slope of ``log(values)`` against ``log(sizes)``: the empirical exponent."""
+    """Least-squares slope of ``log(values)`` against ``log(sizes)``: the empirical exponent.
+
+    >>> round(loglog_slope([1, 2, 4, 8], [3, 12, 48, 192]), 6)
+    2.0
+    """
     x = np.asarray(sizes, dtype=float)
     y = np.asarray(values, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or x.size < 2:
@@ -125,8 +215,10 @@ def loglog_slope(sizes: Sequence[float], values: Sequence[float]) -> float:
             "a 1-D sequence of at least 2 sizes, as long as values",
             list(sizes),
         )
-    if np.any(x <= 0) or np.any(y <= 0):
-        raise param_error("values", "loglog_slope", "positive", list(values))
+    if not (np.all(np.isfinite(x)) and np.all(x > 0)):
+        raise param_error("sizes", "loglog_slope", "finite and positive", list(sizes))
+    if not (np.all(np.isfinite(y)) and np.all(y > 0)):
+        raise param_error("values", "loglog_slope", "finite and positive", list(values))
     slope, _ = np.polyfit(np.log(x), np.log(y), 1)
     return float(slope)
 
@@ -134,10 +226,84 @@ def loglog_slope(sizes: Sequence[float], values: Sequence[float]) -> float:
 def crossover(
     sizes: Sequence[float], candidate: Sequence[float], baseline: Sequence[float]
 ) -> float | None:
-    """The first size from which ``candidate`` stays below ``baseline`` (e.g. a time), or None."""
+    """The first size from which ``candidate`` stays below ``baseline`` (e.g. a time), or None.
+
+    >>> crossover([1, 2, 4], [5, 3, 1], [2, 3, 4])
+    4
+    """
     if not len(sizes) == len(candidate) == len(baseline):
         raise param_error("candidate", "crossover", "as long as sizes and baseline", len(candidate))
     for i, size in enumerate(sizes):
         if all(c < b for c, b in zip(candidate[i:], baseline[i:], strict=True)):
             return size
     return None
+
+
+def _series(rows: Sequence[Measurement], case: str | None) -> dict[str, tuple[list, list]]:
+    series: dict[str, tuple[list, list]] = {}
+    for row in rows:
+        if case is not None and row.case != case:
+            continue
+        if isinstance(row.size, str) or not math.isfinite(row.seconds):
+            continue
+        xs, ys = series.setdefault(row.impl, ([], []))
+        xs.append(row.size)
+        ys.append(row.seconds)
+    for xs, ys in series.values():
+        order = np.argsort(xs)
+        xs[:], ys[:] = [xs[i] for i in order], [ys[i] for i in order]
+    return series
+
+
+def scaling(
+    rows: Sequence[Measurement], *, baseline: str | None = None, case: str | None = None
+) -> dict[str, dict[str, Any]]:
+    """Per implementation: the log-log slope of seconds against size, and (given a ``baseline``
+    implementation) the speed-up over it at the largest common size and the crossover size.
+
+    >>> rows = [Measurement("a", n, n**2, 0.0, None, "cpu") for n in (8, 16, 32)]
+    >>> rows += [Measurement("b", n, 10 * n, 0.0, None, "cpu") for n in (8, 16, 32)]
+    >>> fit = scaling(rows, baseline="a")
+    >>> round(fit["a"]["slope"], 3), round(fit["b"]["slope"], 3), fit["b"]["crossover"]
+    (2.0, 1.0, 16)
+    """
+    series = _series(rows, case)
+    if baseline is not None and baseline not in series:
+        raise param_error("baseline", "scaling", f"one of {sorted(series)}", baseline)
+    fits: dict[str, dict[str, Any]] = {}
+    for impl, (xs, ys) in series.items():
+        fit: dict[str, Any] = {"sizes": list(xs), "seconds": list(ys)}
+        fit["slope"] = loglog_slope(xs, ys) if len(xs) >= 2 else None
+        if baseline is not None and impl != baseline:
+            bx, by = series[baseline]
+            common = [x for x in xs if x in bx]
+            mine = [ys[xs.index(x)] for x in common]
+            theirs = [by[bx.index(x)] for x in common]
+            fit["speedup_at_largest"] = theirs[-1] / mine[-1] if common else None
+            fit["crossover"] = crossover(common, mine, theirs) if common else None
+        fits[impl] = fit
+    return fits
+
+
+def plot_scaling(
+    rows: Sequence[Measurement],
+    path: str | Path,
+    *,
+    case: str | None = None,
+    title: str = "",
+    xlabel: str = "size",
+) -> Path:
+    """Seconds against size on log-log axes, one line per implementation, slope in the legend."""
+    from paperkit.report import figure, save_figure
+
+    fig, ax = figure()
+    for impl, (xs, ys) in _series(rows, case).items():
+        slope = f" (slope {loglog_slope(xs, ys):.2f})" if len(xs) >= 2 else ""
+        ax.loglog(xs, ys, marker="o", label=f"{impl}{slope}")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("seconds per call (median)")
+    if title:
+        ax.set_title(title)
+    ax.legend(fontsize="small")
+    ax.grid(True, which="both", alpha=0.3)
+    return save_figure(fig, path)

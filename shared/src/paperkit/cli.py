@@ -1,23 +1,29 @@
 """The ``papers`` command, and the ``<pkg> reproduce|bench`` command every package exposes.
 
-    papers list [--markdown]
+    papers list [--markdown] [--runs DIR]
+    papers report [--runs DIR] [--markdown]
     papers reproduce NAME [--quick] [--seed N] [--out DIR] [--data-root DIR]
-    papers bench NAME [--quick] [--device auto|cpu|cuda] [--out DIR]
+    papers bench NAME [--quick] [--device auto|cpu|cuda|cuda:N] [--out DIR]
 
 A package's own command is one line in its ``cli.py``::
 
     def main(argv=None):
         return package_main(PAPER, argv)
+
+A run writes ``results.json`` (``bench.json``) into its folder, atomically, following the schema
+of :mod:`paperkit.results`. An interrupted run (Ctrl-C) leaves no folder when nothing was
+written yet, or a folder holding ``INCOMPLETE``; ``papers report`` skips it.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import datetime as _dt
 import inspect
-import platform
+import json
+import os
+import re
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from importlib import metadata
 from pathlib import Path
@@ -28,29 +34,71 @@ from rich.console import Console
 from paperkit.errors import param_error
 from paperkit.registry import Paper, UnknownPaperError, discover, get_paper
 from paperkit.report import markdown_table, print_table, run_dir, write_json
+from paperkit.results import SCHEMA_VERSION, Report, environment, git_commit, now
 from paperkit.seeding import seed_everything
 
-__all__ = ["catalog_markdown", "package_main", "papers_main", "run_bench", "run_reproduce"]
+__all__ = [
+    "catalog_markdown",
+    "latest_results",
+    "package_main",
+    "papers_main",
+    "report_rows",
+    "run_bench",
+    "run_reproduce",
+]
+
+_DEVICE = re.compile(r"^(auto|cpu|cuda(:\d+)?)$")
 
 
-def _versions(paper: Paper) -> dict[str, str]:
-    versions = {"python": platform.python_version()}
-    for dist in ("numpy", "torch", "paperkit", paper.name):
-        with contextlib.suppress(metadata.PackageNotFoundError):
-            versions[dist] = metadata.version(dist)
-    return versions
+def package_version(name: str) -> str | None:
+    """The installed version of a member (distribution ``neurips25-<name>``, else ``<name>``)."""
+    for dist in (f"neurips25-{name}", name):
+        try:
+            return metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            continue
+    return None
 
 
-def _envelope(paper: Paper, kind: str, options: Mapping[str, Any], results: Any) -> dict:
-    return {
-        "package": paper.name,
-        "paper": {"title": paper.title, "arxiv": paper.arxiv},
+def _envelope(
+    paper: Paper, kind: str, report: Report, folder: Path, wall: float, **fields: Any
+) -> dict:
+    body = report.to_dict(folder)
+    doc = {
+        "schema": f"paperkit.{'results' if kind == 'reproduce' else 'bench'}/{SCHEMA_VERSION}",
         "kind": kind,
-        "options": dict(options),
-        "created": _dt.datetime.now().isoformat(timespec="seconds"),
-        "versions": _versions(paper),
-        "results": results,
+        "package": paper.name,
+        "version": package_version(paper.name),
+        "paper": {"title": paper.title, "arxiv": paper.arxiv},
+        "commit": git_commit(Path(inspect.getfile(paper.load_reproduce()))),
+        "created": now(),
+        **fields,
+        **body,
+        "wall_s": round(wall, 3),
+        "environment": environment(fields.get("device", "cpu")),
+        "complete": True,
     }
+    if kind == "reproduce" and not doc["measurements"]:
+        del doc["measurements"]
+    return doc
+
+
+def _run(paper: Paper, kind: str, folder: Path, call: Any) -> tuple[Report, float]:
+    """Call the package's function; on Ctrl-C remove an empty run folder or mark it."""
+    start = time.perf_counter()
+    try:
+        report = call()
+    except KeyboardInterrupt:
+        if folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        elif folder.is_dir():
+            (folder / "INCOMPLETE").write_text(f"{kind} interrupted at {now()}\n")
+        raise
+    if not isinstance(report, Report):
+        raise TypeError(
+            f"{paper.name}'s {kind} must return a paperkit.Report, not {type(report).__name__}"
+        )
+    return report, time.perf_counter() - start
 
 
 def run_reproduce(
@@ -76,9 +124,27 @@ def run_reproduce(
         extra["data_root"] = Path(data_root)
     folder = run_dir(paper.name, out)
     seed_everything(seed)
-    results = fn(quick=quick, seed=seed, out=folder, **extra)
-    options = {"quick": quick, "seed": seed, **{k: str(v) for k, v in extra.items()}}
-    return write_json(folder / "results.json", _envelope(paper, "reproduce", options, results))
+    report, wall = _run(
+        paper, "reproduce", folder, lambda: fn(quick=quick, seed=seed, out=folder, **extra)
+    )
+    settings = {**report.settings, **{k: str(v) for k, v in extra.items()}}
+    report.settings = settings
+    doc = _envelope(paper, "reproduce", report, folder, wall, seed=seed, quick=quick)
+    return write_json(folder / "results.json", doc)
+
+
+def _resolve_device(paper: Paper, device: str) -> str:
+    if not isinstance(device, str) or not _DEVICE.match(device):
+        raise param_error("device", f"{paper.name} bench", "auto, cpu, cuda or cuda:N", device)
+    if device == "auto":
+        from paperkit.devices import cuda_available
+
+        return "cuda" if paper.gpu and cuda_available() else "cpu"
+    if device.startswith("cuda") and not paper.gpu:
+        raise param_error(
+            "device", f"{paper.name} bench", "cpu (this package has no GPU code)", device
+        )
+    return device
 
 
 def run_bench(
@@ -86,15 +152,60 @@ def run_bench(
 ) -> Path:
     """Run the package's benchmark into its run folder, write bench.json; return it."""
     fn = paper.load_bench()
-    if device == "auto":
-        from paperkit.devices import cuda_available
-
-        device = "cuda" if cuda_available() else "cpu"
+    device = _resolve_device(paper, device)
     folder = run_dir(paper.name, out, kind="bench")
     seed_everything(0)
-    results = fn(quick=quick, device=device, out=folder)
-    options = {"quick": quick, "device": device}
-    return write_json(folder / "bench.json", _envelope(paper, "bench", options, results))
+    report, wall = _run(paper, "bench", folder, lambda: fn(quick=quick, device=device, out=folder))
+    doc = _envelope(paper, "bench", report, folder, wall, quick=quick, device=device)
+    return write_json(folder / "bench.json", doc)
+
+
+def latest_results(runs: str | Path, name: str) -> dict[str, Any] | None:
+    """The newest complete ``results.json`` under ``runs/<name>/``, or None."""
+    best: tuple[str, dict] | None = None
+    for path in Path(runs, name).glob("*/results.json"):
+        if (path.parent / "INCOMPLETE").exists():
+            continue
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if doc.get("schema", "").startswith("paperkit.results/") and doc.get("complete"):
+            key = str(doc.get("created", ""))
+            if best is None or key > best[0]:
+                best = (key, doc)
+    return None if best is None else best[1]
+
+
+def _headline(doc: Mapping[str, Any] | None) -> str:
+    if doc is None:
+        return "no run"
+    claims = doc.get("claims") or []
+    return claims[0]["verdict"] if claims else "no claim"
+
+
+def report_rows(papers: Mapping[str, Paper], runs: str | Path) -> list[dict[str, Any]]:
+    """One row per package: its latest run and how many of its claims held."""
+    rows = []
+    for name, paper in papers.items():
+        doc = latest_results(runs, name)
+        claims = (doc or {}).get("claims") or []
+        counts = {v: sum(c["verdict"] == v for c in claims) for v in ("held", "partly", "not held")}
+        rows.append(
+            {
+                "package": name,
+                "status": paper.status,
+                "run": (doc or {}).get("created", "—"),
+                "quick": (doc or {}).get("quick", "—"),
+                "headline": claims[0]["statement"] if claims else "—",
+                "verdict": _headline(doc),
+                "held": counts["held"],
+                "partly": counts["partly"],
+                "not held": counts["not held"],
+                "claims": len(claims),
+            }
+        )
+    return rows
 
 
 def catalog_markdown(papers: Mapping[str, Paper]) -> str:
@@ -141,23 +252,54 @@ def _reads_data(reproduce: Any) -> bool:
     return "data_root" in inspect.signature(reproduce).parameters
 
 
-def _dispatch(paper: Paper, args: argparse.Namespace, console: Console) -> int:
-    if args.command == "reproduce":
-        if args.seed < 0:
-            console.print(f"[red]--seed must be non-negative. Got {args.seed} instead.")
-            return 2
-        if args.data_root is not None and not _reads_data(paper.load_reproduce()):
-            console.print(f"[red]{paper.name} reproduce reads no data folder: drop --data-root.")
-            return 2
-        path = run_reproduce(
-            paper, quick=args.quick, seed=args.seed, out=args.out, data_root=args.data_root
-        )
-    else:
-        if paper.bench is None:
-            console.print(f"[red]Package {paper.name!r} registers no benchmark.")
-            return 2
-        path = run_bench(paper, quick=args.quick, device=args.device, out=args.out)
-    console.print(f"Wrote {path}")
+def _writable(out: Path | None) -> str | None:
+    """Why ``--out`` cannot be written to, or None."""
+    if out is None:
+        out = Path("runs")
+    probe = out
+    while not probe.exists():
+        probe = probe.parent
+    if not probe.is_dir():
+        return f"{probe} is not a folder"
+    if not os.access(probe, os.W_OK | os.X_OK):
+        return f"{probe} is not writable"
+    return None
+
+
+def _dispatch(paper: Paper, args: argparse.Namespace) -> int:
+    err = Console(stderr=True)
+    problem = _writable(args.out)
+    if problem is not None:
+        err.print(f"[red]Cannot write the run to {args.out or 'runs/'}: {problem}.")
+        return 2
+    try:
+        if args.command == "reproduce":
+            if args.seed < 0:
+                err.print(f"[red]--seed must be non-negative. Got {args.seed} instead.")
+                return 2
+            if args.data_root is not None and not _reads_data(paper.load_reproduce()):
+                err.print(f"[red]{paper.name} reproduce reads no data folder: drop --data-root.")
+                return 2
+            path = run_reproduce(
+                paper, quick=args.quick, seed=args.seed, out=args.out, data_root=args.data_root
+            )
+        else:
+            if paper.bench is None:
+                err.print(f"[red]Package {paper.name!r} registers no benchmark.")
+                return 2
+            try:
+                _resolve_device(paper, args.device)
+            except ValueError as exc:
+                err.print(f"[red]{exc}")
+                return 2
+            path = run_bench(paper, quick=args.quick, device=args.device, out=args.out)
+    except KeyboardInterrupt:
+        err.print(f"[yellow]Interrupted: {paper.name} {args.command} stopped, no results written.")
+        return 130
+    except OSError as exc:
+        err.print(f"[red]Cannot write the run: {exc.strerror or exc} ({exc.filename}).")
+        return 2
+    Console().print(f"Wrote {path}")
     return 0
 
 
@@ -169,6 +311,10 @@ def papers_main(argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     listing = sub.add_parser("list", help="list the installed paper packages")
     listing.add_argument("--markdown", action="store_true", help="print the README catalog table")
+    listing.add_argument("--runs", type=Path, default=Path("runs"), help="folder of runs (runs/)")
+    report = sub.add_parser("report", help="the latest results of every package, in one table")
+    report.add_argument("--runs", type=Path, default=Path("runs"), help="folder of runs (runs/)")
+    report.add_argument("--markdown", action="store_true", help="print a markdown table")
     for kind in ("reproduce", "bench"):
         p = sub.add_parser(kind, help=f"run a package's {kind}")
         p.add_argument("name", help="package name, as `papers list` shows it")
@@ -183,17 +329,30 @@ def papers_main(argv: Sequence[str] | None = None) -> int:
             console.print("No paper packages are installed.")
         else:
             rows = [
-                {"name": p.name, "paper": p.title, "arXiv": p.arxiv or "—", "status": p.status}
+                {
+                    "name": p.name,
+                    "paper": p.title,
+                    "arXiv": p.arxiv or "—",
+                    "status": p.status,
+                    "verdict": _headline(latest_results(args.runs, p.name)),
+                }
                 for p in papers.values()
             ]
             print_table(rows, title="Paper packages", console=console)
+        return 0
+    if args.command == "report":
+        rows = report_rows(papers, args.runs)
+        if args.markdown:
+            print(markdown_table(rows) if rows else "_No paper packages are installed._")
+        else:
+            print_table(rows, title=f"Latest runs under {args.runs}", console=console)
         return 0
     try:
         paper = get_paper(args.name, papers)
     except UnknownPaperError as exc:
         Console(stderr=True).print(f"[red]{exc}")
         return 2
-    return _dispatch(paper, args, console)
+    return _dispatch(paper, args)
 
 
 def package_main(paper: Paper, argv: Sequence[str] | None = None) -> int:
@@ -203,7 +362,7 @@ def package_main(paper: Paper, argv: Sequence[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     for kind in ("reproduce", "bench"):
         _add_run_options(sub.add_parser(kind, help=f"run the {kind}"), kind)
-    return _dispatch(paper, parser.parse_args(argv), Console())
+    return _dispatch(paper, parser.parse_args(argv))
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,16 +4,16 @@ Bad input is answered with the same sentence shape everywhere, as scikit-learn d
 
     The 'chunk_size' parameter of zero_sum_attention must be a power of 2. Got 48 instead.
 
-so users (and tests, through :data:`PARAM_ERROR_PATTERN`) can rely on it.
+so users (and tests, through :data:`PARAM_ERROR_PATTERN`) can rely on it. The checks that raise
+it live in :mod:`paperkit.checks`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["PARAM_ERROR_PATTERN", "Described", "check_choice", "param_error"]
+__all__ = ["PARAM_ERROR_PATTERN", "Described", "param_error"]
 
 #: Regular expression matching every message built by :func:`param_error`.
 PARAM_ERROR_PATTERN = re.compile(
@@ -51,16 +51,3 @@ class Described(str):
     >>> str(param_error("x", "f", "a 3-D tensor", Described("a tensor of shape (2, 3)")))
     "The 'x' parameter of f must be a 3-D tensor. Got a tensor of shape (2, 3) instead."
     """
-
-
-def check_choice(param: str, owner: str, value: Any, choices: Iterable[Any]) -> Any:
-    """Return ``value`` if it is one of ``choices``, else raise the worded ``ValueError``.
-
-    >>> check_choice("backend", "attention", "scan", ("naive", "scan"))
-    'scan'
-    """
-    options = tuple(choices)
-    if value not in options:
-        listed = ", ".join(repr(c) for c in options)
-        raise param_error(param, owner, f"one of {listed}", value)
-    return value

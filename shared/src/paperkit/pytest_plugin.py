@@ -8,7 +8,7 @@ It imports nothing of :mod:`paperkit.testing`, whose markers read the environmen
 - Turns the Triton interpreter on (``TRITON_INTERPRET=1``) before test modules are imported, when
   Triton is installed but no CUDA device is visible, so ``@triton.jit`` kernels run on the CPU.
 - Skips ``gpu`` tests without a CUDA device and ``interpret`` tests without Triton, with a reason.
-- Provides the fixture ``nan_empty``.
+- Provides the fixtures ``nan_empty`` and ``one_thread``.
 """
 
 from __future__ import annotations
@@ -72,3 +72,22 @@ def nan_empty(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         torch.Tensor, "new_empty", lambda self, *a, **k: poison(originals[2](self, *a, **k))
     )
     yield
+
+
+@pytest.fixture
+def one_thread() -> Iterator[None]:
+    """Run the test with one torch intra-op thread (tiny tensors only add contention), and give
+    the thread count back afterwards. Without torch it does nothing. A package's conftest can
+    make it apply to every test with ``pytestmark = pytest.mark.usefixtures("one_thread")`` or an
+    autouse fixture that requests it."""
+    if importlib.util.find_spec("torch") is None:
+        yield
+        return
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)

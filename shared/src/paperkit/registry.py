@@ -25,7 +25,8 @@ from importlib import metadata
 from pkgutil import resolve_name
 from typing import Any
 
-from paperkit.errors import check_choice, param_error
+from paperkit.checks import check_choice
+from paperkit.errors import param_error
 
 __all__ = ["ENTRY_POINT_GROUP", "STATUSES", "Paper", "UnknownPaperError", "discover", "get_paper"]
 

@@ -12,11 +12,13 @@ A reproduction writes everything it produces into one folder::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as _dt
 import json
 import math
 import os
+import tempfile
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -85,10 +87,20 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def write_json(path: str | os.PathLike, data: Any) -> Path:
-    """Write ``data`` (after :func:`to_jsonable`) as indented JSON; return the path."""
+    """Write ``data`` (after :func:`to_jsonable`) as indented JSON, atomically (a temporary file
+    in the same folder, then a rename), so an interrupted write never leaves half a file."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(to_jsonable(data), indent=2, allow_nan=False) + "\n")
+    text = json.dumps(to_jsonable(data), indent=2, allow_nan=False) + "\n"
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     return path
 
 

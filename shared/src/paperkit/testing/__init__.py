@@ -9,6 +9,9 @@
 - A small contract suite: :func:`check_seeded_determinism`, :func:`check_dtype_device`,
   :func:`check_finite`, :func:`check_state_dict_roundtrip`, :func:`assert_param_error`.
 - :func:`run_readme_example`: executes the one python block of a README's "## Usage" section.
+- The shared bad-input suite: :class:`BadInputs`, :class:`Call`, :func:`fresh`
+  (:mod:`paperkit.testing.badinputs`).
+- :func:`check_results_file`: a ``results.json`` / ``bench.json`` follows paperkit's schema.
 """
 
 from __future__ import annotations
@@ -24,18 +27,25 @@ import pytest
 from paperkit.devices import cuda_available, cupy_available, triton_available
 from paperkit.errors import PARAM_ERROR_PATTERN
 from paperkit.seeding import seed_everything
+from paperkit.testing.badinputs import BadCase, BadInputs, Call, fresh, run_case
 
 __all__ = [
+    "BadCase",
+    "BadInputs",
+    "Call",
     "assert_close",
     "assert_param_error",
     "check_dtype_device",
     "check_finite",
+    "check_results_file",
     "check_seeded_determinism",
     "check_state_dict_roundtrip",
     "gradcheck64",
     "requires_cuda",
     "requires_cupy",
     "requires_triton",
+    "fresh",
+    "run_case",
     "run_readme_example",
 ]
 
@@ -199,3 +209,14 @@ def run_readme_example(readme: str | Path, section: str = "## Usage") -> dict[st
     namespace: dict[str, Any] = {"__name__": "readme_example"}
     exec(compile(blocks[0], str(path), "exec"), namespace)
     return namespace
+
+
+def check_results_file(path: str | Path) -> dict[str, Any]:
+    """Load a ``results.json`` or ``bench.json`` and validate it against paperkit's schema."""
+    import json
+
+    from paperkit.results import validate
+
+    data = json.loads(Path(path).read_text())
+    validate(data)
+    return data
