@@ -2,39 +2,67 @@ import time
 
 import numpy as np
 import pytest
-import torch
 
-from paperkit.bench import crossover, loglog_slope, peak_memory, time_callable
+from paperkit.bench import (
+    Measurement,
+    crossover,
+    loglog_slope,
+    measure,
+    peak_memory,
+    plot_scaling,
+    scaling,
+    time_callable,
+)
 
 
 def test_time_callable_measures_a_known_sleep():
-    timing = time_callable(lambda: time.sleep(0.01), label="sleep", min_run_time=0.1)
+    timing = time_callable(lambda: time.sleep(0.01), min_time=0.1)
     assert 0.009 < timing.median_s < 0.05
-    assert timing.calls >= 5 and timing.label == "sleep" and timing.device == "cpu"
-    assert timing.to_dict()["median_s"] == timing.median_s
+    assert timing.calls >= 5 and timing.device == "cpu" and timing.iqr_s >= 0
 
 
-def test_time_callable_runs_the_warmup():
+def test_time_callable_runs_the_warmup_and_the_minimum_repeats():
     calls = []
-    time_callable(lambda: calls.append(1), warmup=3, min_run_time=0.01)
-    assert len(calls) >= 4
+    timing = time_callable(lambda: calls.append(1), warmup=3, min_time=0.0, min_repeats=7)
+    assert len(calls) == 10 and timing.calls == 7
 
 
-@pytest.mark.parametrize("kwargs", [{"warmup": -1}, {"min_run_time": 0}])
+@pytest.mark.parametrize(
+    "kwargs", [{"warmup": -1}, {"min_time": -1.0}, {"min_repeats": 0}, {"max_repeats": 2}]
+)
 def test_time_callable_rejects_bad_arguments(kwargs):
     with pytest.raises(ValueError, match="parameter of time_callable"):
         time_callable(lambda: None, **kwargs)
 
 
-def test_peak_memory_on_cpu_sees_a_temporary():
-    n = 1_000_000  # 4 MB of float32, freed before the function returns
+def test_peak_memory_on_cpu_sees_a_numpy_temporary():
+    n = 4_000_000  # 32 MB of float64, touched, then freed before the function returns
 
     def work():
-        x = torch.ones(n)
+        x = np.ones(n)
         return float(x.sum())
 
     peak = peak_memory(work)
-    assert 4 * n <= peak < 4 * n * 3
+    assert 8 * n * 0.9 <= peak < 8 * n * 3
+
+
+def test_peak_memory_on_cpu_sees_a_torch_temporary():
+    torch = pytest.importorskip("torch")
+    n = 8_000_000  # 32 MB of float32
+
+    def work():
+        return float(torch.ones(n).sum())
+
+    peak = peak_memory(work)
+    assert 4 * n * 0.9 <= peak < 4 * n * 3
+
+
+def test_measure_gives_one_record():
+    row = measure("sleep", 3, lambda: time.sleep(0.002), case="toy", min_time=0.02)
+    assert isinstance(row, Measurement)
+    assert row.impl == "sleep" and row.size == 3 and row.case == "toy" and row.device == "cpu"
+    assert 0.0015 < row.seconds < 0.05 and row.peak_bytes is not None and row.repeats >= 5
+    assert row.to_dict()["seconds"] == row.seconds
 
 
 def test_loglog_slope_recovers_exponents():
@@ -45,7 +73,8 @@ def test_loglog_slope_recovers_exponents():
 
 
 @pytest.mark.parametrize(
-    ("sizes", "values"), [([1], [1]), ([1, 2], [1]), ([1, 2], [0, 1]), ([-1, 2], [1, 1])]
+    ("sizes", "values"),
+    [([1], [1]), ([1, 2], [1]), ([1, 2], [0, 1]), ([-1, 2], [1, 1]), ([1, 2], [1, np.nan])],
 )
 def test_loglog_slope_rejects_bad_input(sizes, values):
     with pytest.raises(ValueError, match="parameter of loglog_slope"):
@@ -59,3 +88,27 @@ def test_crossover():
     assert crossover(sizes, [3, 3, 3, 3], [2, 2, 2, 2]) is None
     with pytest.raises(ValueError, match="parameter of crossover"):
         crossover(sizes, [1], [1, 2, 3, 4])
+
+
+def _rows():
+    sizes = (64, 128, 256, 512)
+    quad = [Measurement("quadratic", n, 1e-6 * n**2, 0.0, None, "cpu", "fwd") for n in sizes]
+    lin = [Measurement("linear", n, 1e-4 * n, 0.0, None, "cpu", "fwd") for n in sizes]
+    other = [Measurement("linear", n, 1.0, 0.0, None, "cpu", "bwd") for n in sizes]
+    return quad + lin + other
+
+
+def test_scaling_gives_slopes_speedup_and_crossover():
+    fit = scaling(_rows(), baseline="quadratic", case="fwd")
+    assert fit["quadratic"]["slope"] == pytest.approx(2.0)
+    assert fit["linear"]["slope"] == pytest.approx(1.0)
+    # 1e-6 n^2 vs 1e-4 n: equal at n = 100, linear faster from 128 on
+    assert fit["linear"]["crossover"] == 128
+    assert fit["linear"]["speedup_at_largest"] == pytest.approx(512 * 1e-6 / 1e-4)
+    with pytest.raises(ValueError, match="'baseline' parameter of scaling"):
+        scaling(_rows(), baseline="cubic")
+
+
+def test_plot_scaling_writes_a_png(tmp_path):
+    path = plot_scaling(_rows(), tmp_path / "s.png", case="fwd", title="toy")
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

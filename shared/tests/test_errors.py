@@ -1,6 +1,4 @@
-import pytest
-
-from paperkit.errors import PARAM_ERROR_PATTERN, Described, check_choice, param_error
+from paperkit.errors import PARAM_ERROR_PATTERN, Described, param_error
 
 
 def test_wording_matches_the_documented_sentence():
@@ -20,9 +18,3 @@ def test_type_errors_and_described_values():
     assert isinstance(exc, TypeError)
     assert str(exc).endswith("Got a tensor of shape (2, 3) instead.")
     assert "Got 'abc' instead." in str(param_error("x", "f", "an int", "abc"))
-
-
-def test_check_choice():
-    assert check_choice("backend", "f", "scan", ("naive", "scan")) == "scan"
-    with pytest.raises(ValueError, match=r"must be one of 'naive', 'scan'\. Got 'fast' instead"):
-        check_choice("backend", "f", "fast", ("naive", "scan"))

@@ -35,9 +35,9 @@ def test_paper_rejects_bad_fields(field, value):
 
 def test_discover_and_get(installed):
     papers = discover()
-    assert list(papers) == ["nobench", "toy", "withdata"]
+    assert list(papers) == ["badreturn", "interrupted", "nobench", "toy", "withdata"]
     assert get_paper("toy", papers).title == "A Toy Paper"
-    assert papers["toy"].load_bench()(quick=True, device="cpu", out=None)["quick"] is True
+    assert papers["toy"].load_bench()(quick=True, device="cpu", out=None).settings["quick"] is True
     with pytest.raises(ValueError, match="registers no benchmark"):
         papers["nobench"].load_bench()
 
@@ -45,7 +45,8 @@ def test_discover_and_get(installed):
 def test_unknown_names_list_the_known_ones(installed):
     with pytest.raises(
         UnknownPaperError,
-        match="Unknown paper package 'nope'. Known packages: nobench, toy, withdata.",
+        match="Unknown paper package 'nope'. Known packages: badreturn, interrupted, nobench, toy, "
+        "withdata.",
     ):
         get_paper("nope")
     with pytest.raises(UnknownPaperError, match="none are installed"):
@@ -62,6 +63,6 @@ def test_broken_registrations_warn_and_are_skipped(installed, monkeypatch):
     monkeypatch.setattr(registry, "_entry_points", lambda: eps)
     with pytest.warns(UserWarning) as record:
         papers = discover()
-    assert list(papers) == ["nobench", "toy", "withdata"]
+    assert list(papers) == ["badreturn", "interrupted", "nobench", "toy", "withdata"]
     messages = " ".join(str(w.message) for w in record)
     assert "'broken'" in messages and "'text'" in messages and "'renamed'" in messages

@@ -267,7 +267,7 @@ def _writable(out: Path | None) -> str | None:
 
 
 def _dispatch(paper: Paper, args: argparse.Namespace) -> int:
-    err = Console(stderr=True)
+    err = Console(stderr=True, soft_wrap=True)
     problem = _writable(args.out)
     if problem is not None:
         err.print(f"[red]Cannot write the run to {args.out or 'runs/'}: {problem}.")
@@ -350,7 +350,7 @@ def papers_main(argv: Sequence[str] | None = None) -> int:
     try:
         paper = get_paper(args.name, papers)
     except UnknownPaperError as exc:
-        Console(stderr=True).print(f"[red]{exc}")
+        Console(stderr=True, soft_wrap=True).print(f"[red]{exc}")
         return 2
     return _dispatch(paper, args)
 

@@ -38,7 +38,8 @@ any argument              each value of ``bad[name]`` (``bad``): out-of-range va
 ========================  ==============================================================
 
 Every bad call must raise ``ValueError`` or ``TypeError`` whose message names the argument as the
-user passed it (``'chunk_size'``), before any heavy work starts. Two kinds may instead succeed:
+user passed it (``'chunk_size'``), before any heavy work starts (a ``dtype`` that disagrees with
+another input's may name either). Two kinds may instead succeed:
 ``dtype`` (a documented cast) and any kind listed in ``accepts[name]`` (NaN that propagates by
 documented design, an empty input that gives an empty output, any rank, free-text strings).
 A call that returns silently, raises from deep inside a library, or names another argument
@@ -277,7 +278,11 @@ def run_case(case: BadCase) -> None:
     except (ValueError, TypeError) as exc:
         if case.kind == "valid":
             raise AssertionError(f"the valid call of {call.name} raised: {exc}") from exc
-        if f"'{case.arg}'" not in str(exc):
+        # a dtype that disagrees with another input's may be blamed on either of them
+        named = [case.arg]
+        if case.kind.startswith("dtype"):
+            named += [*call.kwargs, *(call.call or {})]
+        if not any(f"'{n}'" in str(exc) for n in named):
             raise AssertionError(
                 f"{shown} [{case.kind}] raised {type(exc).__name__} without naming "
                 f"'{case.arg}': {exc}"
