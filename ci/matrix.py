@@ -4,7 +4,7 @@
     python ci/matrix.py --since main    # only what changed since the revision `main`
 
 A change under packages/<pkg>/ selects <pkg>; a change to paperkit (shared/) or to the workspace
-itself (pyproject.toml, uv.lock, noxfile.py, ci/, .ci/) selects everything, since every package
+itself (pyproject.toml, uv.lock, noxfile.py, ci/, .ci/, .github/) selects everything, since every package
 builds on them. Other files (documentation) select nothing.
 """
 
@@ -16,7 +16,7 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-EVERYTHING = ("shared/", "ci/", ".ci/", "pyproject.toml", "uv.lock", "noxfile.py")
+EVERYTHING = ("shared/", "ci/", ".ci/", ".github/", "pyproject.toml", "uv.lock", "noxfile.py")
 
 
 def all_members(root: Path = ROOT) -> list[str]:
