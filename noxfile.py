@@ -168,7 +168,7 @@ def pipinstall(session: nox.Session, package: str) -> None:
         session.run("uv", "build", "--package", _dist(member), "--wheel", "--out-dir", str(dist))
     extras = _extras(package)
     target = f"./packages/{package}" + (f"[{','.join(extras)}]" if extras else "")
-    repo = f"git+file://{ROOT}"
+    repo = f"git+file://localhost{ROOT}"  # a host part: older pips refuse git+file:///
     paths = {
         "checkout": ["./shared", target],
         "wheelhouse": ["--find-links", str(dist), _dist(package)],
@@ -197,7 +197,7 @@ def _check_origins(report: Path, package: str, *, allowed: tuple[Path, ...]) -> 
     """Fail when pip installed a distribution named like one of ours (``neurips25-x`` or the
     plain ``x``, which belongs to unrelated projects on the public index) from elsewhere."""
     ours = {n for m in MEMBERS for n in (m, _dist(m))}
-    roots = [f"file://{p}" for p in allowed] + [f"git+file://{p}" for p in allowed]
+    roots = [f"{scheme}{p}" for p in allowed for scheme in ("file://", "file://localhost")]
     for item in json.loads(report.read_text())["install"]:
         name = item["metadata"]["name"].lower().replace("_", "-")
         url = item["download_info"]["url"]
