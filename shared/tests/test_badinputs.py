@@ -169,3 +169,19 @@ def test_torch_tensors_get_the_same_cases():
     assert "from inside" in outcomes["attn-q-dtype"]
     assert all(v == "ok" for k, v in outcomes.items() if "dtype" not in k), outcomes
     assert sum(i.startswith("attn-k-shape") for i in outcomes) == 3
+
+
+def test_nan_reaches_non_contiguous_inputs_and_reserved_names_can_be_passed():
+    torch = pytest.importorskip("torch")
+    from paperkit import check_tensor
+
+    def attend(x, name):
+        check_tensor("x", "attend", x)
+        return x.sum()
+
+    module = types.SimpleNamespace(__name__="t", __all__=["attend"], attend=attend)
+    x = torch.randn(3, 4).t()  # a permuted view: reshape(-1) would copy it
+    assert not x.is_contiguous()
+    outcomes = _outcomes(BadInputs(module, [Call(attend, {"x": x, "name": "a"})]))
+    assert outcomes["attend-x-nan"] == "ok" and outcomes["attend-x-inf"] == "ok"
+    assert "attend-name-choice" in outcomes

@@ -13,7 +13,9 @@ package's ``__init__``; a lazy ``__init__`` keeps that from importing torch or s
     })
 
 ``zeros.ZeroSAttention`` then imports ``zeros.layers`` on first use; ``from zeros import *`` and
-``dir(zeros)`` see every name.
+``dir(zeros)`` see every name. For type checkers and IDEs, repeat the imports under
+``if TYPE_CHECKING:`` in the redundant-alias form (``from zeros.layers import ZeroSAttention as
+ZeroSAttention``), which marks them as re-exports for linters (ruff's F401).
 """
 
 from __future__ import annotations

@@ -87,12 +87,15 @@ class Call:
         bad: more values per argument that must be refused (out of range, too large).
         accepts: per argument, the kinds the entry point accepts by documented design.
         name: the id used in test names (default: the function's name).
-        kwargs: the valid call's arguments by name.
+        arguments, kwargs: the valid call's arguments by name; pass them as the ``arguments``
+            dict when one is called like an option of ``Call`` (``name``, ``method``, ...).
     """
 
     def __init__(
         self,
         fn: Callable[..., Any],
+        arguments: Mapping[str, Any] | None = None,
+        /,
         *,
         call: dict[str, Any] | None = None,
         method: str = "__call__",
@@ -103,6 +106,7 @@ class Call:
         name: str | None = None,
         **kwargs: Any,
     ) -> None:
+        kwargs = {**(arguments or {}), **kwargs}
         self.fn, self.kwargs, self.call, self.method = fn, kwargs, call, method
         self.prepare = prepare
         self.shapes = dict(shapes or {})
@@ -187,16 +191,18 @@ def _array_cases(call: Call, arg: str, v: Any) -> list[tuple[str, Any, bool]]:
     size = v.numel() if torchy else v.size
     if v.ndim >= 1 and v.shape[0] > 0:
         if floating and size:
-            for kind, bad in (("nan", math.nan), ("inf", math.inf)):
+            first = (0,) * v.ndim
+            last = tuple(s - 1 for s in v.shape)
+            for kind, bad, where in (("nan", math.nan, first), ("inf", math.inf, last)):
                 w = _copy(v) if torchy else v.copy()
-                w.reshape(-1)[0 if kind == "nan" else -1] = bad
+                w[where] = bad  # indexing writes in place whatever the strides
                 cases.append((kind, w, True))
         cases.append(("empty", v[:0], True))
         cases.append(("rank", v[0], True))
     cases.append(("rank", v[None], True))
     if integer and v.ndim >= 1 and v.shape[0] > 0:
         w = _copy(v) if torchy else v.copy()
-        w.reshape(-1)[0] = -1
+        w[(0,) * v.ndim] = -1
         cases.append(("negative", w, True))
     if torchy:
         import torch
