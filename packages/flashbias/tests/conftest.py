@@ -16,3 +16,8 @@ def make_qkv(B=2, N=13, M=None, H=3, d=8, R=4, *, dtype=torch.float64, seed=0):
 @pytest.fixture
 def qkv():
     return make_qkv
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
+    yield

@@ -96,6 +96,18 @@ def test_svd_bad_inputs():
     assert_param_error(svd_factors, bias, rank=6, param="rank")
     assert_param_error(svd_factors, bias, energy=1.5, param="energy")
     assert_param_error(svd_factors, torch.randn(5, 5), param="bias")
+    assert_param_error(svd_factors, bias, rank=2.0, param="rank", exc=TypeError)
     bad = bias.clone()
     bad[0, 0, 0] = float("nan")
     assert_param_error(svd_factors, bad, param="bias")
+
+
+def test_sizes_set_by_tensors_are_refused_before_any_work(monkeypatch, qkv):
+    """The outputs' bytes are checked against PAPERKIT_MAX_BYTES before they are allocated."""
+    _, _, _, q_b, k_b = qkv(N=40, M=30)  # float64, H = 3, R = 4: a 3·40·30·8-byte dense bias
+    x = torch.rand(1, 40, 3, dtype=torch.float64)
+    monkeypatch.setenv("PAPERKIT_MAX_BYTES", "20000")
+    assert_param_error(factors_to_dense, q_b, k_b, param="q_b")
+    assert_param_error(distance_factors, x, x, torch.ones(100, dtype=torch.float64), param="weight")
+    assert_param_error(alibi_bias, 100, 2, param="N")
+    assert distance_factors(x, x, torch.ones(3, dtype=torch.float64))[0].shape == (1, 40, 3, 5)

@@ -27,7 +27,7 @@ def test_fit_reaches_low_error_on_a_bias_low_rank_in_the_features():
     assert q_b.shape == (1, 40, 2, 4) and k_b.shape == (1, 30, 2, 4)
 
 
-def test_layers_have_no_biases_and_the_card_widths():
+def test_layers_have_no_biases_and_the_documented_widths():
     model = NeuralFactorizer(3, 4, heads=2, rank=5)
     linears = [m for m in model.phi_q if isinstance(m, torch.nn.Linear)]
     assert [(m.in_features, m.out_features) for m in linears] == [(3, 256), (256, 256), (256, 10)]
@@ -37,4 +37,13 @@ def test_layers_have_no_biases_and_the_card_widths():
 def test_bad_arguments():
     assert_param_error(NeuralFactorizer, 3, 4, 2, rank=0, param="rank")
     model = NeuralFactorizer(3, 4, 2, rank=2, hidden=8)
+    f_q, f_k = torch.randn(1, 5, 3), torch.randn(1, 6, 4)
     assert_param_error(model.fit, [], lambda a, b: a, steps=3, param="feature_pairs")
+    assert_param_error(model.fit, [(f_q, f_k)], "bias", param="dense_bias_fn", exc=TypeError)
+    assert_param_error(model.fit, [(f_q, f_k)], lambda a, b: a, lr=0.0, param="lr")
+    # the target must be (B, H, N, M) and finite: checked before the optimiser is built
+    wrong = torch.zeros(1, 2, 5, 5)
+    assert_param_error(model.fit, [(f_q, f_k)], lambda a, b: wrong, param="dense_bias_fn")
+    nan = torch.full((1, 2, 5, 6), float("nan"))
+    assert_param_error(model.fit, [(f_q, f_k)], lambda a, b: nan, param="dense_bias_fn")
+    assert_param_error(model, f_q.double(), f_k, param="f_q", exc=TypeError)

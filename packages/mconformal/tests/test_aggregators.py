@@ -1,8 +1,10 @@
 import numpy as np
 import pytest
 
+import mconformal.nulls
 from mconformal import (
     AGGREGATORS,
+    Aggregator,
     aggregated_pvalues,
     enumerate_null,
     get_aggregator,
@@ -80,7 +82,7 @@ def test_callable_aggregator_matches_builtin():
 
 
 def test_mc_pvalue_is_valid_with_fresh_draws():
-    """Card check 10: B = 200 fresh null draws per repetition, 5000 repetitions: the rejection
+    """B = 200 fresh null draws per repetition, 5000 repetitions: the rejection
     rate at alpha = 0.1 stays <= alpha + 3 SE."""
     n, m, reps, B, alpha = 30, 4, 5000, 200, 0.1
     agg = get_aggregator("quantile")
@@ -96,3 +98,15 @@ def test_bad_inputs():
     assert_param_error(get_aggregator, "median", param="aggregator")
     assert_param_error(aggregated_pvalues, np.array([[0, 11]]), 10, "mean", param="counts")
     assert_param_error(aggregated_pvalues, np.array([[0, 1]]), 10, lambda p: p, param="aggregator")
+    assert_param_error(Aggregator, "median", "sum", param="name")
+    assert_param_error(Aggregator, "mean", "order", param="law")  # mean's law is the sum's
+
+
+def test_mean_beyond_the_dp_limit_is_enumerated_or_drawn(monkeypatch):
+    """Past SUM_DP_LIMIT the mean's law is enumerated (exact, the same p-values) or drawn."""
+    counts = np.array([[0, 1, 5], [3, 8, 10], [10, 10, 10]])
+    exact = aggregated_pvalues(counts, 10, "mean")
+    monkeypatch.setattr(mconformal.nulls, "SUM_DP_LIMIT", 1)
+    assert_close(aggregated_pvalues(counts, 10, "mean"), exact, rtol=1e-12, atol=0)
+    drawn = aggregated_pvalues(counts, 10, "mean", n_null=20_000, exact_limit=1)
+    assert_close(drawn, exact, rtol=0, atol=0.02)

@@ -26,7 +26,7 @@ def calibrate(mixture, n_per_class=50, seed=0, **kwargs):
 
 @pytest.mark.parametrize("name", AGGREGATORS)
 def test_m1_reduces_to_single_view_conformal(mixture, name):
-    """Card check 5: at m = 1 every aggregator gives the class-conditional split conformal set."""
+    """at m = 1 every aggregator gives the class-conditional split conformal set."""
     clf, views, rng = calibrate(mixture, aggregator=name)
     y = rng.integers(5, size=300)
     X = views(y, 1, rng)
@@ -41,7 +41,7 @@ def test_m1_reduces_to_single_view_conformal(mixture, name):
 
 @pytest.mark.parametrize("name", AGGREGATORS)
 def test_view_permutation_invariance(mixture, name):
-    """Card check 6."""
+    """Permuting the views of an instance changes neither its set nor its p-values."""
     clf, views, rng = calibrate(mixture, aggregator=name)
     X = views(rng.integers(5, size=200), 4, rng)
     shuffled = X[:, rng.permutation(4)]
@@ -77,7 +77,7 @@ def coverage_study(mixture, m, reps, *, aggregators, levels=0, tie_break="random
 
 @pytest.mark.parametrize("m", [2, 5])
 def test_class_conditional_coverage_monte_carlo(mixture, m):
-    """Card check 7: K = 5, n_y = 50, alpha = 0.1; R = 200 fresh calibration sets with 200 fresh
+    """K = 5, n_y = 50, alpha = 0.1; R = 200 fresh calibration sets with 200 fresh
     test instances each: every class's repetition-averaged coverage >= 0.9 - 3 SE."""
     result = coverage_study(mixture, m, 200, aggregators=AGGREGATORS)
     for name, (mean, se) in result.items():
@@ -87,7 +87,7 @@ def test_class_conditional_coverage_monte_carlo(mixture, m):
 
 @pytest.mark.parametrize("name", ["mean", "quantile", "fisher", "majority", "min", "stouffer"])
 def test_monotone_in_alpha(mixture, name):
-    """Card check 8: a larger alpha gives nested (smaller or equal) sets."""
+    """a larger alpha gives nested (smaller or equal) sets."""
     clf, views, rng = calibrate(mixture, aggregator=name)
     X = views(rng.integers(5, size=300), 3, rng)
     previous = None
@@ -100,7 +100,7 @@ def test_monotone_in_alpha(mixture, name):
 
 @pytest.mark.parametrize("name", ["mean", "quantile", "fisher"])
 def test_more_views_give_smaller_sets(mixture, name):
-    """Card check 9: on the same data, the mean set size at m = 5 is below that at m = 1."""
+    """on the same data, the mean set size at m = 5 is below that at m = 1."""
     clf, views, rng = calibrate(mixture, aggregator=name, spread=0.6)
     y = rng.integers(5, size=400)
     X = views(y, 5, rng)
@@ -109,7 +109,7 @@ def test_more_views_give_smaller_sets(mixture, name):
 
 
 def test_ties_random_breaking_keeps_coverage(mixture):
-    """Card check 11: probabilities on 3 values only; fresh calibration per repetition."""
+    """probabilities on 3 values only; fresh calibration per repetition."""
     aggs = ("mean", "quantile", "fisher", "majority", "min")
     rand = coverage_study(mixture, 3, 150, aggregators=aggs, levels=3)
     cons = coverage_study(mixture, 3, 150, aggregators=aggs, levels=3, tie_break="conservative")
@@ -122,7 +122,7 @@ def test_ties_random_breaking_keeps_coverage(mixture):
 
 
 def test_determinism_under_random_state(mixture):
-    """Card check 12 (determinism): ties and Monte Carlo draws both follow random_state."""
+    """Determinism: ties and Monte Carlo draws both follow random_state."""
     means, model, views = mixture(levels=4)
     rng = np.random.default_rng(0)
     y_cal = np.repeat(np.arange(5), 60)
@@ -190,7 +190,7 @@ def test_log_proba_score_gives_the_same_sets(mixture):
 
 
 def test_bad_inputs(mixture):
-    """Card check 12 (errors) and the issue's bad inputs, worded as paperkit.param_error."""
+    """Bad inputs, worded as paperkit.param_error."""
     clf, views, rng = calibrate(mixture)
     means, model, _ = mixture()
     for alpha in (0.0, 1.0, 1.5, -0.1):

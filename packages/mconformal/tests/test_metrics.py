@@ -17,7 +17,7 @@ def test_metrics_by_hand():
 
 
 def test_bad_inputs():
-    assert_param_error(mean_set_size, np.ones((2, 2)), param="sets")
+    assert_param_error(mean_set_size, np.ones((2, 2)), param="sets", exc=TypeError)
     assert_param_error(
         class_conditional_coverage, np.ones((2, 2), bool), np.array([0, 2]), param="y"
     )

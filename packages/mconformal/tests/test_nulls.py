@@ -1,5 +1,6 @@
 import itertools
 import math
+import time
 from fractions import Fraction
 
 import numpy as np
@@ -31,7 +32,7 @@ def test_enumeration_is_A_nm():
 
 
 def test_sample_null_matches_enumeration_chi2():
-    """Card check 1: chi^2 of 1e5 draws against the uniform law on the 84 elements of A_{6,3}."""
+    """chi^2 of 1e5 draws against the uniform law on the 84 elements of A_{6,3}."""
     draws = sample_null(6, 3, 100_000, np.random.default_rng(0))
     support = {tuple(r): i for i, r in enumerate(enumerate_null(6, 3))}
     index = np.array([support[tuple(r)] for r in draws])  # KeyError if a draw is outside A_{6,3}
@@ -48,7 +49,7 @@ def test_sample_null_rows_sorted_and_in_range():
 
 @pytest.mark.parametrize("i", [1, 2, 3, 4])
 def test_order_stat_pmf_exact_fractions(i):
-    """Card check 2: n = 8, m = 4, every i: closed form == enumeration, in exact fractions."""
+    """n = 8, m = 4, every i: closed form == enumeration, in exact fractions."""
     rows = brute_force(8, 4)
     expected = [Fraction(sum(r[i - 1] == k for r in rows), len(rows)) for k in range(9)]
     exact = null_order_stat_pmf(8, 4, i, exact=True)
@@ -58,7 +59,7 @@ def test_order_stat_pmf_exact_fractions(i):
 
 
 def test_order_stat_law_by_simulation():
-    """Card check 3: exchangeable continuous scores, n = 30, m = 4; the sorted counts K_(i)
+    """exchangeable continuous scores, n = 30, m = 4; the sorted counts K_(i)
     follow the closed-form marginals (chi^2 with cells pooled to expected >= 5, and KS)."""
     rng = np.random.default_rng(0)
     reps, n, m = 6000, 30, 4
@@ -79,7 +80,7 @@ def test_order_stat_law_by_simulation():
 
 
 def test_sum_law_exact_against_enumeration_and_mannwhitney():
-    """Card check 4: the DP law of sum_j K_j equals enumeration (n = 10, m = 3) and the exact
+    """the DP law of sum_j K_j equals enumeration (n = 10, m = 3) and the exact
     Mann-Whitney U null of scipy (no ties)."""
     rows = enumerate_null(10, 3)
     by_enumeration = np.bincount(rows.sum(axis=1)) / len(rows)
@@ -100,6 +101,18 @@ def test_sum_law_large_n_is_a_distribution():
     assert pmf.shape == (4001,) and (pmf >= 0).all()
     assert_close(pmf.sum(), 1.0, rtol=1e-12, atol=0)
     assert_close((np.arange(4001) * pmf).sum(), 10 * 400 / 2, rtol=1e-10, atol=0)  # E K_j = n/2
+
+
+def test_work_that_would_not_fit_is_refused_at_once(monkeypatch):
+    """null_sum_pmf(10**6, 50) would take minutes of big-integer additions: refused before any."""
+    start = time.perf_counter()
+    assert_param_error(null_sum_pmf, 10**6, 50, param="n")
+    assert_param_error(null_sum_cdf, 10, 2000, param="m")
+    assert time.perf_counter() - start < 0.5
+    monkeypatch.setenv("PAPERKIT_MAX_BYTES", "100000")
+    assert_param_error(enumerate_null, 30, 5, param="n")  # C(35, 5) = 324632 rows of 5 int64
+    assert_param_error(sample_null, 5, 3, 10_000, param="size")
+    assert enumerate_null(6, 3).shape == (84, 3)
 
 
 def test_bad_arguments():

@@ -1,5 +1,9 @@
 r"""Seeded generators of realistic biases: a SwinV2 continuous position bias and an AF3-like pair
-bias."""
+bias.
+
+Both are seeded (the same seed gives the same tensors) and refuse sizes whose tensors would not fit
+in memory before drawing anything.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,9 @@ from typing import NamedTuple
 
 import torch
 
-from paperkit import param_error
+from paperkit import check_int, check_memory
 
 __all__ = ["PairBias", "pair_bias", "swin_cpb_bias"]
-
-
-def _positive_int(name: str, owner: str, value: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise param_error(name, owner, "a positive integer", value)
 
 
 def swin_cpb_bias(window: int, heads: int, seed: int = 0, hidden: int = 512) -> torch.Tensor:
@@ -25,10 +24,18 @@ def swin_cpb_bias(window: int, heads: int, seed: int = 0, hidden: int = 512) -> 
     and log-spaced, :math:`\hat\Delta = \mathrm{sign}(\Delta)\log_2(1+|\Delta|)/3`; a 2-layer MLP
     (2 -> hidden -> heads, ReLU, randomly initialised under ``seed``) maps them to the table, which
     is read at every pair of window positions and passed through :math:`16\,\sigma(\cdot)`.
+
+    >>> swin_cpb_bias(window=3, heads=2).shape
+    torch.Size([2, 9, 9])
     """
     owner = "swin_cpb_bias"
-    _positive_int("window", owner, window)
-    _positive_int("heads", owner, heads)
+    window = check_int("window", owner, window, low=1)
+    heads = check_int("heads", owner, heads, low=1)
+    seed = check_int("seed", owner, seed, low=0)
+    hidden = check_int("hidden", owner, hidden, low=1)
+    N, table = window * window, (2 * window - 1) ** 2
+    check_memory("window", owner, window, 8 * (3 * heads * N * N + 2 * N * N))
+    check_memory("hidden", owner, hidden, 8 * 2 * hidden * (table + heads))
     g = torch.Generator().manual_seed(seed)
     r = torch.arange(-(window - 1), window, dtype=torch.float64)
     table = torch.stack(torch.meshgrid(r, r, indexing="ij"), -1)  # (2w-1, 2w-1, 2)
@@ -70,10 +77,18 @@ def pair_bias(n: int, c_z: int, heads: int, seed: int = 0, c_s: int = 16) -> Pai
     product of projections with a clipped relative-position embedding,
     :math:`z_{ij} = \tanh(s_i A + s_j C + (s_iP)\odot(s_jP') + e_{\mathrm{clip}(i-j,\pm32)})`;
     the bias is :math:`b_{h,ij} = z_{ij}\cdot w_h` (the linear bias head of triangle attention).
+
+    >>> data = pair_bias(n=5, c_z=4, heads=2)
+    >>> data.pair.shape, data.bias.shape
+    (torch.Size([1, 5, 5, 4]), torch.Size([1, 2, 5, 5]))
     """
     owner = "pair_bias"
-    for name, value in (("n", n), ("c_z", c_z), ("heads", heads), ("c_s", c_s)):
-        _positive_int(name, owner, value)
+    n, c_z, heads, c_s = (
+        check_int(name, owner, value, low=1)
+        for name, value in (("n", n), ("c_z", c_z), ("heads", heads), ("c_s", c_s))
+    )
+    seed = check_int("seed", owner, seed, low=0)
+    check_memory("n", owner, n, 4 * n * n * (6 * c_z + 2 * heads))
     g = torch.Generator().manual_seed(seed)
 
     def rand(*shape: int, scale: float = 1.0) -> torch.Tensor:

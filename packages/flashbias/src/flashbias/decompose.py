@@ -1,7 +1,9 @@
 r"""Bias factors :math:`B \approx \phi_q \phi_k^\top`: closed forms, SVD and a neural factoriser.
 
 Factors have the layout of the kernel: :math:`\phi_q` (B|1, N, H, R), :math:`\phi_k` (B|1, M, H, R),
-and :math:`B_{h,ij} = \sum_r \phi_q[i,h,r]\,\phi_k[j,h,r]`.
+and :math:`B_{h,ij} = \sum_r \phi_q[i,h,r]\,\phi_k[j,h,r]`. NaN policy of every function here:
+non-finite inputs are refused; sizes whose outputs would not fit in memory are refused before any
+work (``PAPERKIT_MAX_BYTES`` raises the limit).
 """
 
 from __future__ import annotations
@@ -11,7 +13,15 @@ from collections.abc import Callable, Sequence
 import torch
 from torch import nn
 
-from paperkit import Described, param_error
+from paperkit import (
+    check_bool,
+    check_int,
+    check_memory,
+    check_real,
+    check_tensor,
+    describe,
+    param_error,
+)
 
 __all__ = [
     "NeuralFactorizer",
@@ -24,15 +34,14 @@ __all__ = [
 ]
 
 
-def _positive_int(name: str, owner: str, value: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise param_error(name, owner, "a positive integer", value)
-    return value
-
-
 def alibi_slopes(H: int) -> torch.Tensor:
-    r"""ALiBi head slopes :math:`m_h = 2^{-8(h+1)/H}`, h = 0..H-1 (float64, shape (H,))."""
-    _positive_int("H", "alibi_slopes", H)
+    r"""ALiBi head slopes :math:`m_h = 2^{-8(h+1)/H}`, h = 0..H-1 (float64, shape (H,)).
+
+    >>> alibi_slopes(4)
+    tensor([0.2500, 0.0625, 0.0156, 0.0039], dtype=torch.float64)
+    """
+    H = check_int("H", "alibi_slopes", H, low=1)
+    check_memory("H", "alibi_slopes", H, 8 * H)
     h = torch.arange(1, H + 1, dtype=torch.float64)
     return torch.pow(2.0, -8.0 * h / H)
 
@@ -40,7 +49,11 @@ def alibi_slopes(H: int) -> torch.Tensor:
 def alibi_bias(N: int, H: int, causal: bool = True) -> torch.Tensor:
     r"""The dense ALiBi bias (1, H, N, N), float64: :math:`b_{ij} = -m_h (i - j)` (causal; the
     entries j > i are masked by the attention) or :math:`-m_h |i - j|` (bidirectional)."""
-    _positive_int("N", "alibi_bias", N)
+    owner = "alibi_bias"
+    N = check_int("N", owner, N, low=1)
+    H = check_int("H", owner, H, low=1)
+    causal = check_bool("causal", owner, causal)
+    check_memory("N", owner, N, 8 * H * N * N)
     i = torch.arange(N, dtype=torch.float64)
     diff = i[:, None] - i[None, :]
     diff = diff if causal else diff.abs()
@@ -55,11 +68,13 @@ def alibi_factors(N: int, H: int, causal: bool = True) -> tuple[torch.Tensor, to
     :func:`alibi_bias` with ``causal=False`` instead (``causal=False`` here is an error).
     """
     owner = "alibi_factors"
-    _positive_int("N", owner, N)
-    if not causal:
+    N = check_int("N", owner, N, low=1)
+    H = check_int("H", owner, H, low=1)
+    if not check_bool("causal", owner, causal):
         raise param_error(
             "causal", owner, "True (bidirectional ALiBi is not low-rank: use svd_factors)", causal
         )
+    check_memory("N", owner, N, 8 * 4 * N * H)
     m = alibi_slopes(H)
     i = torch.arange(N, dtype=torch.float64)
     q_b = torch.stack([-i[:, None] * m, torch.ones(N, 1, dtype=torch.float64) * m], dim=-1)
@@ -73,21 +88,28 @@ def distance_factors(
     r"""Exact factors of the spatial-distance bias :math:`b_{h,ij} = -w_h\|x_i - y_j\|^2`.
 
     :math:`\phi_q = w_h[-\|x_i\|^2, -1, 2x_i]`, :math:`\phi_k = [1, \|y_j\|^2, y_j]` (rank c+2) for
-    x (B, N, c), y (B, M, c), weight (H,). With ``drop_row_constant`` the first column, constant
-    along each row and so invisible to softmax, is dropped (rank c+1; the bias then differs from
-    the dense one by :math:`-w_h\|x_i\|^2` per row, the attention output does not).
+    With ``drop_row_constant`` the first column, constant along each row and so invisible to
+    softmax, is dropped (rank c+1; the bias then differs from the dense one by
+    :math:`-w_h\|x_i\|^2` per row, the attention output does not).
+
+    Shapes:
+        x: (B, N, c) query positions; y: (B, M, c) key positions (x's dtype and device).
+        weight: (H,) per-head weights, cast to x's dtype.
+        returns: (B, N, H, c+2) and (B, M, H, c+2) (c+1 with ``drop_row_constant``).
     """
     owner = "distance_factors"
-    for name, t in (("x", x), ("y", y)):
-        if not isinstance(t, torch.Tensor) or not t.is_floating_point() or t.dim() != 3:
-            raise param_error(name, owner, "a floating-point (B, L, c) tensor", Described(repr(t)))
-    if y.shape[0] != x.shape[0] or y.shape[2] != x.shape[2]:
-        raise param_error("y", owner, f"of shape ({x.shape[0]}, M, {x.shape[2]})", tuple(y.shape))
-    if not isinstance(weight, torch.Tensor) or weight.dim() != 1:
-        raise param_error("weight", owner, "a 1-D (H,) tensor", Described(repr(weight)))
-    B, N, _ = x.shape
-    M = y.shape[1]
-    H = weight.shape[0]
+    dims: dict = {}
+    check_tensor("x", owner, x, shape=("B", "N", "c"), dims=dims)
+    check_tensor("y", owner, y, shape=("B", "M", "c"), dims=dims, device=x.device)
+    if y.dtype != x.dtype:
+        raise param_error(
+            "y", owner, f"of the dtype of 'x' ({x.dtype})", describe(y), cls=TypeError
+        )
+    check_tensor("weight", owner, weight, shape=("H",), device=x.device)
+    drop_row_constant = check_bool("drop_row_constant", owner, drop_row_constant)
+    B, N, c = x.shape
+    M, H = y.shape[1], weight.shape[0]
+    check_memory("weight", owner, weight, (N + M) * B * H * (c + 2) * x.element_size())
     w = weight.to(x.dtype)[:, None]  # (H, 1)
     xx = (x * x).sum(-1, keepdim=True)[:, :, None]  # (B, N, 1, 1)
     yy = (y * y).sum(-1, keepdim=True)[:, :, None]
@@ -102,12 +124,37 @@ def distance_factors(
 
 
 def factors_to_dense(q_b: torch.Tensor, k_b: torch.Tensor) -> torch.Tensor:
-    r"""The dense bias :math:`\phi_q\phi_k^\top`:
-    (B|1, N, H, R), (B|1, M, H, R) -> (B|1, H, N, M)."""
-    if q_b.dim() != 4 or k_b.dim() != 4 or q_b.shape[-1] != k_b.shape[-1]:
+    r"""The dense bias :math:`\phi_q\phi_k^\top`.
+
+    Shapes:
+        q_b: (B or 1, N, H, R); k_b: (B or 1, M, H, R) (q_b's dtype and device).
+        returns: (B or 1, H, N, M), the larger batch of the two.
+
+    >>> q_b, k_b = alibi_factors(3, 1)
+    >>> factors_to_dense(q_b, k_b)[0, 0] * 256  # ALiBi: -m (i - j), m = 2**-8 for H = 1
+    tensor([[ 0.,  1.,  2.],
+            [-1.,  0.,  1.],
+            [-2., -1.,  0.]], dtype=torch.float64)
+    """
+    owner = "factors_to_dense"
+    dims: dict = {}
+    check_tensor("q_b", owner, q_b, shape=(None, "N", "H", "R"), dims=dims)
+    check_tensor("k_b", owner, k_b, shape=(None, "M", "H", "R"), dims=dims, device=q_b.device)
+    if k_b.dtype != q_b.dtype:
         raise param_error(
-            "k_b", "factors_to_dense", "a 4-D tensor of the rank of q_b", tuple(k_b.shape)
+            "k_b", owner, f"of the dtype of 'q_b' ({q_b.dtype})", describe(k_b), cls=TypeError
         )
+    B = max(q_b.shape[0], k_b.shape[0])
+    if q_b.shape[0] not in (1, B) or k_b.shape[0] not in (1, B):
+        raise param_error(
+            "k_b", owner, f"of batch size 1 or {q_b.shape[0]} (as 'q_b')", describe(k_b)
+        )
+    N, H, _ = q_b.shape[1:]
+    check_memory("q_b", owner, describe(q_b), B * H * N * k_b.shape[1] * q_b.element_size())
+    return _dense(q_b.expand(B, -1, -1, -1), k_b.expand(B, -1, -1, -1))
+
+
+def _dense(q_b: torch.Tensor, k_b: torch.Tensor) -> torch.Tensor:
     return torch.einsum("bnhr,bmhr->bhnm", q_b, k_b)
 
 
@@ -118,20 +165,18 @@ def svd_factors(
     :math:`\phi_q = U_R\Sigma_R^{1/2}`, :math:`\phi_k = V_R\Sigma_R^{1/2}`.
 
     Without ``rank``, R is the smallest rank holding ``energy`` of :math:`\sum\sigma^2` in every
-    head (the maximum over heads). Returns (q_b (1, N, H, R), k_b (1, M, H, R), R).
+    head (the maximum over heads).
+
+    Shapes:
+        bias: (H, N, M), finite.
+        returns: q_b (1, N, H, R), k_b (1, M, H, R) and the rank R.
     """
     owner = "svd_factors"
-    if not isinstance(bias, torch.Tensor) or not bias.is_floating_point() or bias.dim() != 3:
-        raise param_error("bias", owner, "a floating-point (H, N, M) tensor", Described(repr(bias)))
-    if not bool(torch.isfinite(bias).all()):
-        raise param_error("bias", owner, "finite", Described("a tensor with inf or nan"))
+    check_tensor("bias", owner, bias, shape=("H", "N", "M"))
     full = min(bias.shape[1], bias.shape[2])
-    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int)):
-        raise param_error("rank", owner, f"an integer in [1, {full}] or None", rank, cls=TypeError)
-    if rank is not None and not 1 <= rank <= full:
-        raise param_error("rank", owner, f"an integer in [1, {full}] or None", rank)
-    if not 0.0 < energy <= 1.0:
-        raise param_error("energy", owner, "in (0, 1]", energy)
+    if rank is not None:
+        rank = check_int("rank", owner, rank, low=1, high=full)
+    energy = check_real("energy", owner, energy, low=0, low_open=True, high=1)
     U, S, Vh = torch.linalg.svd(bias, full_matrices=False)
     if rank is None:
         cum = (S**2).cumsum(-1) / (S**2).sum(-1, keepdim=True).clamp_min(torch.finfo(S.dtype).tiny)
@@ -153,33 +198,60 @@ def _mlp(inp: int, hidden: int, out: int) -> nn.Sequential:
     )
 
 
+def _check_features(owner: str, module: nn.Module, f_q, f_k, in_q: int, in_k: int) -> int:
+    """f_q (B, N, in_q) and f_k (B, M, in_k), finite, in the module's dtype and device; B."""
+    param = next(module.parameters())
+    dims: dict = {}
+    for name, f, width in (("f_q", f_q, in_q), ("f_k", f_k, in_k)):
+        length = "N" if name == "f_q" else "M"
+        check_tensor(name, owner, f, shape=("B", length, width), dims=dims, device=param.device)
+        if f.dtype != param.dtype:
+            expected = f"of the module's dtype ({param.dtype})"
+            raise param_error(name, owner, expected, describe(f), cls=TypeError)
+    return dims["B"][0]
+
+
 class NeuralFactorizer(nn.Module):
     r"""Neural decomposition of a dynamic bias,
     :math:`b_{h,ij}\approx\phi_q(f_i)_h\cdot\phi_k(g_j)_h`.
 
     :math:`\phi_q, \phi_k`: Linear(in, hidden)-tanh-Linear(hidden, hidden)-tanh-Linear(hidden, H·R),
-    no biases. ``forward(f_q (B, N, in_q), f_k (B, M, in_k))`` returns (B, N, H, R), (B, M, H, R).
-    Trained by :meth:`fit` on :math:`\|\phi_q\phi_k^\top - B\|^2` against the dense bias while the
-    base model stays frozen.
+    no biases. Trained by :meth:`fit` on :math:`\|\phi_q\phi_k^\top - B\|^2` against the dense
+    bias while the base model stays frozen.
+
+    Shapes:
+        forward(f_q, f_k): f_q (B, N, in_q) row features, f_k (B, M, in_k) column features, in the
+            module's dtype; returns (B, N, H, R) and (B, M, H, R).
+
+    NaN policy: non-finite features (and, in :meth:`fit`, targets) are refused.
     """
 
     def __init__(self, in_q: int, in_k: int, heads: int, rank: int = 32, hidden: int = 256):
         super().__init__()
         owner = "NeuralFactorizer"
-        for name, value in (
-            ("in_q", in_q),
-            ("in_k", in_k),
-            ("heads", heads),
-            ("rank", rank),
-            ("hidden", hidden),
-        ):
-            _positive_int(name, owner, value)
-        self.heads, self.rank = heads, rank
+        sizes = {
+            name: check_int(name, owner, value, low=1)
+            for name, value in (
+                ("in_q", in_q),
+                ("in_k", in_k),
+                ("heads", heads),
+                ("rank", rank),
+                ("hidden", hidden),
+            )
+        }
+        weights = hidden * (in_q + in_k + 2 * hidden + 2 * heads * rank)
+        largest = max(sizes, key=sizes.__getitem__)  # the size that drives the weights
+        check_memory(largest, owner, sizes[largest], 4 * weights)
+        self.in_q, self.in_k, self.heads, self.rank = in_q, in_k, heads, rank
         self.phi_q = _mlp(in_q, hidden, heads * rank)
         self.phi_k = _mlp(in_k, hidden, heads * rank)
 
     def forward(self, f_q: torch.Tensor, f_k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Factors (B, N, H, R) and (B, M, H, R) from row features and column features."""
+        _check_features("NeuralFactorizer", self, f_q, f_k, self.in_q, self.in_k)
+        return self._factors(f_q, f_k)
+
+    def _factors(self, f_q: torch.Tensor, f_k: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         q_b = self.phi_q(f_q).unflatten(-1, (self.heads, self.rank))
         k_b = self.phi_k(f_k).unflatten(-1, (self.heads, self.rank))
         return q_b, k_b
@@ -192,12 +264,31 @@ class NeuralFactorizer(nn.Module):
         lr: float = 1e-3,
     ) -> list[float]:
         r"""Adam on the mean squared error against ``dense_bias_fn(f_q, f_k)`` (B, H, N, M),
-        cycling over ``feature_pairs``; returns the relative MSE
-        :math:`\|\phi_q\phi_k^\top - B\|^2/\|B\|^2` per step."""
-        _positive_int("steps", "NeuralFactorizer.fit", steps)
-        if len(feature_pairs) == 0:
-            raise param_error("feature_pairs", "NeuralFactorizer.fit", "non-empty", [])
-        targets = [dense_bias_fn(f_q, f_k).detach() for f_q, f_k in feature_pairs]
+        cycling over ``feature_pairs`` (a non-empty sequence of ``(f_q, f_k)`` as in
+        :meth:`forward`); returns the relative MSE
+        :math:`\|\phi_q\phi_k^\top - B\|^2/\|B\|^2` per step. Every argument and every target
+        is checked before the first step."""
+        owner = "NeuralFactorizer.fit"
+        if (
+            isinstance(feature_pairs, (str, bytes))
+            or not isinstance(feature_pairs, Sequence)
+            or len(feature_pairs) == 0
+            or not all(isinstance(p, (tuple, list)) and len(p) == 2 for p in feature_pairs)
+        ):
+            expected = "a non-empty sequence of (f_q, f_k) pairs"
+            raise param_error("feature_pairs", owner, expected, describe(feature_pairs))
+        if not callable(dense_bias_fn):
+            raise param_error(
+                "dense_bias_fn", owner, "a callable", describe(dense_bias_fn), cls=TypeError
+            )
+        steps = check_int("steps", owner, steps, low=1)
+        lr = check_real("lr", owner, lr, low=0, low_open=True)
+        targets = []
+        for f_q, f_k in feature_pairs:
+            B = _check_features(owner, self, f_q, f_k, self.in_q, self.in_k)
+            shape = (B, self.heads, f_q.shape[1], f_k.shape[1])
+            target = dense_bias_fn(f_q, f_k)
+            targets.append(check_tensor("dense_bias_fn", owner, target, shape=shape).detach())
         opt = torch.optim.Adam(self.parameters(), lr=lr)
         history = []
         for step in range(steps):
@@ -205,7 +296,7 @@ class NeuralFactorizer(nn.Module):
                 feature_pairs[step % len(feature_pairs)],
                 targets[step % len(targets)],
             )
-            err = factors_to_dense(*self(f_q, f_k)) - target
+            err = _dense(*self._factors(f_q, f_k)) - target
             loss = err.pow(2).mean()
             opt.zero_grad(set_to_none=True)
             loss.backward()

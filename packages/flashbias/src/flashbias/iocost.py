@@ -8,7 +8,7 @@ kernel reads :math:`\Theta(NM(d+R)^2/S)` elements of Q, K, V and the factors. A 
 
 from __future__ import annotations
 
-from paperkit import param_error
+from paperkit import check_bool, check_int
 
 __all__ = ["hbm_accesses"]
 
@@ -22,13 +22,25 @@ def hbm_accesses(
         \mathrm{IO} = N(d+R) + \frac{N M (d+R)^2}{S} \;[+\, NM \text{ if dense\_bias}]
 
     where :math:`S` = ``sram_bytes / elem_bytes`` elements. With ``dense_bias`` the bias is not
-    factorised (``R`` should then be 0) and its :math:`N\times M` matrix is read once.
+    factorised (``R`` should then be 0) and its :math:`N\times M` matrix is read once. Pure
+    arithmetic on integers (no NaN can arise).
+
+    >>> round(hbm_accesses(1024, 1024, 32, 2, 100 * 1024, dense_bias=False))  # N·34 + N²·34²/S
+    58491
     """
-    for name, value in (("N", N), ("M", M), ("d", d), ("sram_bytes", sram_bytes)):
-        if int(value) != value or value < 1:
-            raise param_error(name, "hbm_accesses", "a positive integer", value)
-    if int(R) != R or R < 0:
-        raise param_error("R", "hbm_accesses", "a non-negative integer", R)
+    owner = "hbm_accesses"
+    N, M, d, sram_bytes, elem_bytes = (
+        check_int(name, owner, value, low=1)
+        for name, value in (
+            ("N", N),
+            ("M", M),
+            ("d", d),
+            ("sram_bytes", sram_bytes),
+            ("elem_bytes", elem_bytes),
+        )
+    )
+    R = check_int("R", owner, R, low=0)
+    dense_bias = check_bool("dense_bias", owner, dense_bias)
     sram = sram_bytes / elem_bytes
     width = d + R
     io = N * width + N * M * width**2 / sram

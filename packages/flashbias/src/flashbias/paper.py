@@ -1,4 +1,4 @@
-"""Registration with the ``papers`` command."""
+"""Registration with the ``papers`` command (imports only paperkit)."""
 
 from paperkit import Paper
 
@@ -9,5 +9,5 @@ PAPER = Paper(
     status="done",
     reproduce="flashbias.reproduce:reproduce",
     bench="flashbias.bench:bench",
-    gpu=False,
+    gpu=True,  # Triton kernels; `flashbias bench --device cuda` times them
 )

@@ -15,71 +15,86 @@ uniform on A_{n,m}), and keep the classes whose aggregated p-value exceeds alpha
 >>> X, y = data.multi(4, 3, rng)
 >>> clf.predict_set(X).shape
 (4, 5)
+
+The public names are imported on first use (importing ``mconformal`` imports no scikit-learn).
 """
 
-from mconformal.aggregators import (
-    AGGREGATORS,
-    Aggregator,
-    aggregated_pvalues,
-    clear_null_cache,
-    get_aggregator,
-    majority_order,
-    monte_carlo_pvalue,
-)
-from mconformal.baselines import (
-    BASELINES,
-    baseline_sets,
-    bonferroni_sets,
-    naive_majority_sets,
-    score_average_sets,
-    single_view_sets,
-)
-from mconformal.classifier import SCORES, MultiInputConformalClassifier
-from mconformal.data import GaussianMixture, PlantNetStyle, digits_split, same_class_views
-from mconformal.metrics import class_conditional_coverage, mean_set_size, singleton_rate
-from mconformal.nulls import (
-    enumerate_null,
-    null_order_stat_cdf,
-    null_order_stat_pmf,
-    null_size,
-    null_sum_cdf,
-    null_sum_pmf,
-    sample_null,
-)
-from mconformal.pvalues import TIE_BREAKS, ClassCalibration, conformal_counts, conformal_pvalues
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "AGGREGATORS",
-    "BASELINES",
-    "SCORES",
-    "TIE_BREAKS",
-    "Aggregator",
-    "ClassCalibration",
-    "GaussianMixture",
-    "MultiInputConformalClassifier",
-    "PlantNetStyle",
-    "aggregated_pvalues",
-    "baseline_sets",
-    "bonferroni_sets",
-    "class_conditional_coverage",
-    "clear_null_cache",
-    "conformal_counts",
-    "conformal_pvalues",
-    "digits_split",
-    "enumerate_null",
-    "get_aggregator",
-    "majority_order",
-    "mean_set_size",
-    "monte_carlo_pvalue",
-    "naive_majority_sets",
-    "null_order_stat_cdf",
-    "null_order_stat_pmf",
-    "null_size",
-    "null_sum_cdf",
-    "null_sum_pmf",
-    "same_class_views",
-    "sample_null",
-    "score_average_sets",
-    "single_view_sets",
-    "singleton_rate",
-]
+from paperkit.lazy import lazy_exports
+
+__version__ = "0.1.0"
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "AGGREGATORS": "aggregators",
+        "Aggregator": "aggregators",
+        "BASELINES": "baselines",
+        "ClassCalibration": "pvalues",
+        "GaussianMixture": "data",
+        "MultiInputConformalClassifier": "classifier",
+        "PlantNetStyle": "data",
+        "SCORES": "classifier",
+        "TIE_BREAKS": "pvalues",
+        "aggregated_pvalues": "aggregators",
+        "baseline_sets": "baselines",
+        "bonferroni_sets": "baselines",
+        "class_conditional_coverage": "metrics",
+        "clear_null_cache": "aggregators",
+        "conformal_counts": "pvalues",
+        "conformal_pvalues": "pvalues",
+        "digits_split": "data",
+        "enumerate_null": "nulls",
+        "get_aggregator": "aggregators",
+        "majority_order": "aggregators",
+        "mean_set_size": "metrics",
+        "monte_carlo_pvalue": "aggregators",
+        "naive_majority_sets": "baselines",
+        "null_order_stat_cdf": "nulls",
+        "null_order_stat_pmf": "nulls",
+        "null_size": "nulls",
+        "null_sum_cdf": "nulls",
+        "null_sum_pmf": "nulls",
+        "same_class_views": "data",
+        "sample_null": "nulls",
+        "score_average_sets": "baselines",
+        "single_view_sets": "baselines",
+        "singleton_rate": "metrics",
+    },
+)
+
+if TYPE_CHECKING:  # the same names for static tools; `x as x` marks a re-export
+    from mconformal.aggregators import AGGREGATORS as AGGREGATORS
+    from mconformal.aggregators import Aggregator as Aggregator
+    from mconformal.aggregators import aggregated_pvalues as aggregated_pvalues
+    from mconformal.aggregators import clear_null_cache as clear_null_cache
+    from mconformal.aggregators import get_aggregator as get_aggregator
+    from mconformal.aggregators import majority_order as majority_order
+    from mconformal.aggregators import monte_carlo_pvalue as monte_carlo_pvalue
+    from mconformal.baselines import BASELINES as BASELINES
+    from mconformal.baselines import baseline_sets as baseline_sets
+    from mconformal.baselines import bonferroni_sets as bonferroni_sets
+    from mconformal.baselines import naive_majority_sets as naive_majority_sets
+    from mconformal.baselines import score_average_sets as score_average_sets
+    from mconformal.baselines import single_view_sets as single_view_sets
+    from mconformal.classifier import SCORES as SCORES
+    from mconformal.classifier import MultiInputConformalClassifier as MultiInputConformalClassifier
+    from mconformal.data import GaussianMixture as GaussianMixture
+    from mconformal.data import PlantNetStyle as PlantNetStyle
+    from mconformal.data import digits_split as digits_split
+    from mconformal.data import same_class_views as same_class_views
+    from mconformal.metrics import class_conditional_coverage as class_conditional_coverage
+    from mconformal.metrics import mean_set_size as mean_set_size
+    from mconformal.metrics import singleton_rate as singleton_rate
+    from mconformal.nulls import enumerate_null as enumerate_null
+    from mconformal.nulls import null_order_stat_cdf as null_order_stat_cdf
+    from mconformal.nulls import null_order_stat_pmf as null_order_stat_pmf
+    from mconformal.nulls import null_size as null_size
+    from mconformal.nulls import null_sum_cdf as null_sum_cdf
+    from mconformal.nulls import null_sum_pmf as null_sum_pmf
+    from mconformal.nulls import sample_null as sample_null
+    from mconformal.pvalues import TIE_BREAKS as TIE_BREAKS
+    from mconformal.pvalues import ClassCalibration as ClassCalibration
+    from mconformal.pvalues import conformal_counts as conformal_counts
+    from mconformal.pvalues import conformal_pvalues as conformal_pvalues

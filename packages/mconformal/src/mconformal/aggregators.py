@@ -15,7 +15,8 @@ How :math:`P_{agg}` is computed, exactly where possible:
 
 - ``min`` and ``majority`` are one order statistic :math:`K_{(r)}`: exact, closed form.
 - ``mean``: :math:`\\sum_j K_j` is the Mann-Whitney U statistic: exact, by dynamic programming.
-- the others (and user callables): exact by enumerating :math:`A_{n,m}` when
+- the others (and user callables, and ``mean`` when its DP is beyond
+  :data:`mconformal.nulls.SUM_DP_LIMIT`): exact by enumerating :math:`A_{n,m}` when
   :math:`\\binom{n+m}{m} \\le` ``exact_limit`` (2e6), else Monte Carlo with :math:`B` null draws,
   :math:`\\hat P = (1 + \\#\\{b : F(K_b) \\le F(k)\\})/(B + 1)`. This is an exactly valid
   p-value when the draws are fresh, because the observation is exchangeable with them. The
@@ -39,14 +40,24 @@ import numpy as np
 from scipy.special import ndtri
 
 from mconformal.nulls import (
+    _count_bytes,
     _order_stat_cdf,
     _order_stat_counts,
     _sum_cdf,
     _sum_counts,
     enumerate_null,
     sample_null,
+    sum_dp_fits,
 )
-from paperkit import Described, check_choice, param_error
+from paperkit import (
+    Described,
+    check_array,
+    check_choice,
+    check_int,
+    check_memory,
+    describe,
+    param_error,
+)
 
 __all__ = [
     "AGGREGATORS",
@@ -75,7 +86,12 @@ _SLACK = 1e-9
 
 def majority_order(m: int) -> int:
     """The order :math:`r = m - \\lceil m/2 \\rceil + 1`: at least :math:`\\lceil m/2 \\rceil` views
-    have :math:`p_j > \\beta` exactly when :math:`p_{(r)} > \\beta`."""
+    have :math:`p_j > \\beta` exactly when :math:`p_{(r)} > \\beta`.
+
+    >>> [majority_order(m) for m in (1, 2, 3, 4, 5)]
+    [1, 2, 2, 3, 3]
+    """
+    m = check_int("m", "majority_order", m, low=1)
     return m - math.ceil(m / 2) + 1
 
 
@@ -149,6 +165,18 @@ class Aggregator:
     law: str
     fn: Callable[[np.ndarray], np.ndarray] | None = None
 
+    def __post_init__(self) -> None:
+        owner = "Aggregator"
+        if self.fn is None:
+            check_choice("name", owner, self.name, AGGREGATORS)
+            check_choice("law", owner, self.law, (_LAWS[self.name],))
+            return
+        if not callable(self.fn):
+            raise param_error("fn", owner, "a callable or None", describe(self.fn), cls=TypeError)
+        if not isinstance(self.name, str):
+            raise param_error("name", owner, "a string", describe(self.name), cls=TypeError)
+        check_choice("law", owner, self.law, ("general",))
+
     def statistic(self, counts: np.ndarray, n: int) -> np.ndarray:
         """:math:`F` of each row of the sorted counts ``(B, m)`` of a class with ``n`` points."""
         if self.fn is None:
@@ -166,7 +194,11 @@ class Aggregator:
 
 
 def get_aggregator(aggregator: str | Callable[[np.ndarray], np.ndarray] | Aggregator) -> Aggregator:
-    """The :class:`Aggregator` for a built-in name, a callable :math:`F` or an Aggregator."""
+    """The :class:`Aggregator` for a built-in name, a callable :math:`F` or an Aggregator.
+
+    >>> get_aggregator("mean")
+    Aggregator(name='mean', law='sum', fn=None)
+    """
     if isinstance(aggregator, Aggregator):
         return aggregator
     if callable(aggregator):
@@ -179,10 +211,20 @@ def monte_carlo_pvalue(f_obs: np.ndarray, f_null: np.ndarray) -> np.ndarray:
     """:math:`\\hat P = (1 + \\#\\{b : F_b \\le F_{obs}\\})/(B + 1)` for each observed value.
 
     Exactly valid (:math:`P(\\hat P \\le \\alpha) \\le \\alpha`) when the :math:`B` null values
-    ``f_null`` are drawn afresh from the law of :math:`F_{obs}` under the null.
+    ``f_null`` are drawn afresh from the law of :math:`F_{obs}` under the null. Both are real
+    arrays of any shape, NaN refused (:math:`\\pm\\infty` compare as usual).
+
+    >>> monte_carlo_pvalue(np.array([0.5]), np.array([0.1, 0.4, 0.6, 0.9]))
+    array([0.6])
     """
-    f_null = np.sort(np.asarray(f_null, dtype=np.float64).ravel())
-    return (1.0 + _count_le(f_null, np.asarray(f_obs, dtype=np.float64))) / (f_null.size + 1.0)
+    owner = "monte_carlo_pvalue"
+    f_obs = check_array("f_obs", owner, f_obs, finite=False, nonempty=False).astype(np.float64)
+    f_null = check_array("f_null", owner, f_null, finite=False).astype(np.float64)
+    for name, values in (("f_obs", f_obs), ("f_null", f_null)):
+        if np.isnan(values).any():
+            raise param_error(name, owner, "free of NaN", describe(values))
+    f_null = np.sort(f_null.ravel())
+    return (1.0 + _count_le(f_null, f_obs)) / (f_null.size + 1.0)
 
 
 def _count_le(sorted_null: np.ndarray, f_obs: np.ndarray) -> np.ndarray:
@@ -229,21 +271,41 @@ def aggregated_pvalues(
 
     Returns:
         float64 array ``(B,)`` in :math:`(0, 1]`.
+
+    Integer arguments only (no NaN can arise). Null laws that would not fit are refused before
+    they are built: the enumeration and the Monte Carlo draws against the memory limit
+    (``PAPERKIT_MAX_BYTES``), the ``mean`` DP against :data:`mconformal.nulls.SUM_DP_LIMIT`
+    (beyond it ``mean`` is enumerated or drawn like the others).
+
+    >>> aggregated_pvalues(np.array([[0, 1], [9, 10]]), 10, "mean")  # 2/66 and 65/66
+    array([0.03030303, 0.98484848])
     """
+    owner = "aggregated_pvalues"
     agg = get_aggregator(aggregator)
-    counts = np.sort(np.asarray(counts, dtype=np.int64), axis=1)
+    counts = check_array("counts", owner, counts, ndim=2, kind="int")
+    n = check_int("n", owner, n, low=0)
+    n_null = check_int("n_null", owner, n_null, low=1)
+    exact_limit = check_int("exact_limit", owner, exact_limit, low=1)
+    seed = check_int("seed", owner, seed, low=0)
+    counts = np.sort(counts.astype(np.int64), axis=1)
     m = counts.shape[1]
-    if counts.size and (counts.min() < 0 or counts.max() > n):
+    if counts.min() < 0 or counts.max() > n:
         raise param_error(
-            "counts", "aggregated_pvalues", f"integers in [0, n={n}]", Described("out-of-range")
+            "counts", owner, f"integers in [0, n={n}]", Described("out-of-range counts")
         )
     if agg.law == "order":
+        check_memory("n", owner, n, 2 * (n + 1) * _count_bytes(n, m))
         r = 1 if agg.name == "min" else majority_order(m)
         return _order_stat_cdf(n, m, r)[counts[:, r - 1]]
-    if agg.law == "sum":
+    if agg.law == "sum" and sum_dp_fits(n, m):
+        check_memory("n", owner, n, 3 * (n * m + 1) * _count_bytes(n, m))
         return _sum_cdf(n, m)[counts.sum(axis=1)]
     exact = math.comb(n + m, m) <= exact_limit
-    null = _null_statistics(n, m, agg, exact, int(n_null), 0 if exact else int(seed))
+    if exact:
+        check_memory("exact_limit", owner, exact_limit, 4 * 8 * m * math.comb(n + m, m))
+    else:
+        check_memory("n_null", owner, n_null, 4 * 8 * m * n_null)
+    null = _null_statistics(n, m, agg, exact, n_null, 0 if exact else seed)
     below = _count_le(null, agg.statistic(counts, n))
     if exact:
         return below / null.size

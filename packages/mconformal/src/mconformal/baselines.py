@@ -12,6 +12,8 @@ All take per-view class-conditional p-values :math:`p_y^j` (``(N, m, K)`` arrays
 - ``score_average``: average the scores :math:`\\hat p(y|x^j)` over the views, then single-view
   class-conditional calibration (:func:`score_average_sets`). Not valid in general: the average
   of :math:`m` views is not exchangeable with one calibration view.
+
+NaN policy: NaN or inf p-values (and NaN scores) are refused; p-values must lie in [0, 1].
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from mconformal.classifier import MultiInputConformalClassifier, _check_alpha
-from paperkit import Described, check_choice, param_error
+from mconformal.classifier import MultiInputConformalClassifier, check_alpha
+from paperkit import check_array, check_choice, describe, param_error
 
 __all__ = [
     "BASELINES",
@@ -36,35 +38,30 @@ __all__ = [
 BASELINES = ("single", "naive_majority", "bonferroni", "score_average")
 
 
-def _views(view_pvalues: np.ndarray, owner: str) -> np.ndarray:
-    p = np.asarray(view_pvalues, dtype=np.float64)
-    if p.ndim != 3 or p.shape[1] == 0:
-        raise param_error(
-            "view_pvalues",
-            owner,
-            "an array of per-view p-values of shape (N, m, K) with m >= 1",
-            Described(f"an array of shape {p.shape}"),
-        )
+def _views(view_pvalues: object, owner: str) -> np.ndarray:
+    p = check_array("view_pvalues", owner, view_pvalues, shape=("N", "m", "K")).astype(np.float64)
+    if p.min() < 0 or p.max() > 1:
+        raise param_error("view_pvalues", owner, "p-values in [0, 1]", describe(p))
     return p
 
 
 def single_view_sets(view_pvalues: np.ndarray, alpha: float) -> np.ndarray:
     """:math:`\\{y : p_y^1 > \\alpha\\}` (the first view only)."""
-    alpha = _check_alpha(alpha, "single_view_sets")
+    alpha = check_alpha("single_view_sets", alpha)
     return _views(view_pvalues, "single_view_sets")[:, 0, :] > alpha
 
 
 def naive_majority_sets(view_pvalues: np.ndarray, alpha: float) -> np.ndarray:
     """:math:`\\{y : \\#\\{j : p_y^j > \\alpha\\} > m/2\\}`; coverage only
     :math:`\\ge 1 - 2\\alpha`."""
-    alpha = _check_alpha(alpha, "naive_majority_sets")
+    alpha = check_alpha("naive_majority_sets", alpha)
     p = _views(view_pvalues, "naive_majority_sets")
     return 2 * (p > alpha).sum(axis=1) > p.shape[1]
 
 
 def bonferroni_sets(view_pvalues: np.ndarray, alpha: float) -> np.ndarray:
     """:math:`\\{y : p_y^j > \\alpha/m \\text{ for all } j\\}`."""
-    alpha = _check_alpha(alpha, "bonferroni_sets")
+    alpha = check_alpha("bonferroni_sets", alpha)
     p = _views(view_pvalues, "bonferroni_sets")
     return (p > alpha / p.shape[1]).all(axis=1)
 
@@ -75,9 +72,21 @@ def score_average_sets(
     """Sets from the view-averaged scores :math:`\\bar s_y = \\frac1m \\sum_j s(x^j, y)` calibrated
     as one view: :math:`\\{y : (\\#\\{c \\in C_y : c < \\bar s_y\\} + 1)/(n_y + 1) > \\alpha\\}`.
     ``alpha`` defaults to ``clf.alpha``."""
-    alpha = _check_alpha(clf.alpha if alpha is None else alpha, "score_average_sets")
-    scores = np.asarray(clf.view_scores(X_multi))
+    owner = "score_average_sets"
+    _check_fitted(owner, clf)
+    alpha = check_alpha(owner, clf.alpha if alpha is None else alpha)
+    groups, n_instances, ragged = clf._grouped_scores(X_multi, owner, False)
+    if ragged:
+        raise param_error("X_multi", owner, "a 3-D array (N, m, d)", describe(X_multi))
+    scores = np.asarray(clf._ungroup(groups, n_instances, False, lambda s: s))
     return clf.single_view_pvalues(scores.mean(axis=1)) > alpha
+
+
+def _check_fitted(owner: str, clf: object) -> None:
+    if not isinstance(clf, MultiInputConformalClassifier) or not hasattr(clf, "calibration_"):
+        raise param_error(
+            "clf", owner, "a fitted MultiInputConformalClassifier", describe(clf), cls=TypeError
+        )
 
 
 _FROM_PVALUES: dict[str, Callable[[np.ndarray, float], np.ndarray]] = {
@@ -95,16 +104,16 @@ def baseline_sets(
 ) -> np.ndarray:
     """The sets ``(N, K)`` of a baseline of :data:`BASELINES` for a fitted classifier, on a 3-D
     array ``(N, m, d)`` or a list of ``(m_i, d)`` arrays (grouped by :math:`m` internally)."""
-    check_choice("method", "baseline_sets", method, BASELINES)
-    alpha = clf.alpha if alpha is None else alpha
-    if isinstance(X_multi, np.ndarray):
-        groups = [(np.arange(len(X_multi)), X_multi)]
-    else:
-        lengths = np.array([len(x) for x in X_multi])
-        groups = [
-            (idx, np.stack([X_multi[i] for i in idx]))
-            for idx in (np.flatnonzero(lengths == m) for m in np.unique(lengths))
-        ]
+    owner = "baseline_sets"
+    check_choice("method", owner, method, BASELINES)
+    _check_fitted(owner, clf)
+    alpha = check_alpha(owner, clf.alpha if alpha is None else alpha)
+    blocks, _ = clf._view_blocks(X_multi, owner, from_scores=False)  # the classifier's checks
+    lengths = np.array([len(b) for b in blocks])
+    groups = [
+        (idx, np.stack([blocks[i] for i in idx]))
+        for idx in (np.flatnonzero(lengths == m) for m in np.unique(lengths))
+    ]
     out = np.zeros((sum(len(idx) for idx, _ in groups), len(clf.classes_)), dtype=bool)
     for idx, X in groups:
         if method == "score_average":

@@ -1,21 +1,24 @@
 """Benchmark: calibration and prediction time against the number of classes K, of views m and of
-instances N (CPU; numpy only, so ``--device`` is ignored).
+instances N (CPU; numpy only, so the package is registered without GPU code).
 
-``mconformal bench [--quick]`` measures, with median wall-clock times (``time.perf_counter``):
+``mconformal bench [--quick]`` records one :class:`paperkit.Measurement` per timing (median
+seconds over repeated calls, ``paperkit.measure``; peak bytes):
 
-1. per-view p-values, vectorised ``searchsorted`` over all instances and views against a
-   per-instance Python loop (the naive baseline), as a speed-up ratio at the same size, and the
-   vectorised time at N m K = 1e6 (target < 1 s);
-2. ``fit_scores`` (calibration) and ``predict_pvalues_from_scores`` against K (m = 5) and against m
-   (K = 10), cold (null laws built, cache cleared) and warm (cached), with log-log slopes;
+1. per-view p-values (case ``pvalues``), vectorised ``searchsorted`` over all instances and views
+   against a per-instance Python loop (the naive baseline), as a speed-up ratio at the same size,
+   and the vectorised time at N m K = 1e6 (target < 1 s);
+2. ``fit_scores`` (calibration) and ``predict_pvalues_from_scores`` against K (m = 5; cases
+   ``vs K ...``) and against m (K = 10; cases ``vs m ...``), cold (every cached null law cleared
+   before each call) and warm (cached), with log-log slopes (``paperkit.scaling``);
 3. the build time of one Monte Carlo null law (B = 20 000, m = 10; target < 0.2 s per key);
 4. ``predict_set`` on digits (N = 500, m = 5, K = 10, logistic regression; target < 0.5 s cached)
    and its slope against N.
+
+The targets are this package's (the paper states none); they are the report's claims.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,32 +28,43 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from mconformal.aggregators import _null_statistics as null_statistics
-from mconformal.aggregators import clear_null_cache, get_aggregator
+from mconformal.aggregators import aggregated_pvalues, clear_null_cache
 from mconformal.classifier import MultiInputConformalClassifier
 from mconformal.data import digits_split, same_class_views
-from paperkit import figure, loglog_slope, print_table, progress, save_figure
+from paperkit import (
+    Claim,
+    Measurement,
+    Report,
+    measure,
+    plot_scaling,
+    print_table,
+    progress,
+    scaling,
+)
 
-__all__ = ["bench", "median_time", "naive_view_pvalues"]
+__all__ = ["RUNS", "bench", "naive_view_pvalues"]
 
-
-def median_time(
-    fn: Callable[[], Any], repeats: int = 5, setup: Callable[[], Any] | None = None
-) -> float:
-    """Median wall-clock seconds of ``fn()`` over ``repeats`` runs (``setup()`` before each)."""
-    times = []
-    for _ in range(repeats):
-        if setup is not None:
-            setup()
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+#: The sizes of the quick and full runs: the sweeps over K, m and N, and the least number of
+#: timed calls per measurement.
+RUNS: dict[bool, dict[str, Any]] = {
+    True: {"K": [5, 10, 20, 50], "m": [1, 2, 3, 5, 10], "N": [250, 500, 1000], "repeats": 3},
+    False: {
+        "K": [5, 10, 20, 50, 100, 200],
+        "m": [1, 2, 3, 5, 10, 20],
+        "N": [500, 1000, 2000, 4000, 8000],
+        "repeats": 5,
+    },
+}
+#: Targets of this package (seconds): 1e6 per-view p-values, one Monte Carlo null law, digits
+#: predict_set at N = 500 (cached).
+TARGETS = {"pvalues": 1.0, "mc_null": 0.2, "digits": 0.5}
+MS = 1e3
 
 
 def naive_view_pvalues(cal_scores: list[np.ndarray], scores: np.ndarray) -> np.ndarray:
     """The reference: a Python loop over instances, :math:`(\\#\\{c < s\\} + 1)/(n + 1)` by
-    comparison with every calibration score. ``scores`` ``(N, m, K)``."""
+    comparison with every calibration score. ``scores`` ``(N, m, K)``; ``cal_scores`` one 1-D
+    array per class. Scores as given (no checks: a benchmark helper)."""
     out = np.empty_like(scores)
     for i in range(scores.shape[0]):
         for k, cal in enumerate(cal_scores):
@@ -71,146 +85,264 @@ def _calibrated(K: int, n_y: int, aggregator: str, seed: int = 0) -> MultiInputC
     return clf.fit_scores(_scores(rng, (K * n_y, K)), y)
 
 
-def _pvalue_speed(repeats: int) -> list[dict[str, Any]]:
+def _cold(fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` with every cached null law cleared first: each call builds them again."""
+
+    def run() -> Any:
+        clear_null_cache()
+        return fn()
+
+    return run
+
+
+def _pvalue_speed(repeats: int) -> list[Measurement]:
     rng = np.random.default_rng(1)
     clf = _calibrated(10, 100, "mean")
     cal = [c.scores for c in clf.calibration_]
     rows = []
     for N in (2000, 20_000):
         scores = _scores(rng, (N, 5, 10))
-        fast = median_time(lambda s=scores: clf._counts(s, clf._tie_rng()), repeats)
-        row = {"N m K": N * 50, "vectorised s": fast}
+        size = N * 50
+        rows.append(
+            measure(
+                "vectorised",
+                size,
+                lambda s=scores: clf.single_view_pvalues(s),
+                case="pvalues",
+                min_repeats=repeats,
+            )
+        )
         if N == 2000:
-            slow = median_time(lambda s=scores: naive_view_pvalues(cal, s), max(1, repeats // 2))
-            row |= {"per-instance loop s": slow, "speed-up": slow / fast}
-        rows.append(row)
+            loop = measure(
+                "per-instance loop",
+                size,
+                lambda s=scores: naive_view_pvalues(cal, s),
+                case="pvalues",
+                min_repeats=max(1, repeats // 2),
+                min_time=0,
+            )
+            rows.append(loop)
     return rows
 
 
-def _sweep(name: str, values: list[int], make: Callable[[int], tuple[int, int]], repeats: int):
+def _sweep(name: str, values: list[int], shape: Callable[[int], tuple[int, int]], repeats: int):
+    """fit_scores and predict_pvalues_from_scores (cold and warm) per value of K or m."""
     rows = []
     for value in progress(values, f"bench vs {name}"):
-        K, m = make(value)
+        K, m = shape(value)
         rng = np.random.default_rng(value)
         scores = _scores(rng, (500, m, K))
         y = np.repeat(np.arange(K), 50)
         cal = _scores(rng, (len(y), K))
         for aggregator in ("quantile", "mean"):
-            clf = MultiInputConformalClassifier(aggregator=aggregator)
-            fit = median_time(lambda c=clf, s=cal, y=y: c.fit_scores(s, y), repeats)
-            cold = median_time(
-                lambda c=clf, s=scores: c.predict_pvalues_from_scores(s),
-                1,
-                setup=clear_null_cache,
-            )
-            warm = median_time(lambda c=clf, s=scores: c.predict_pvalues_from_scores(s), repeats)
-            rows.append(
+            clf = MultiInputConformalClassifier(aggregator=aggregator).fit_scores(cal, y)
+            params = {"K": K, "m": m, "N": 500, "n_y": 50, "aggregator": aggregator}
+
+            def predict(c: MultiInputConformalClassifier = clf, s: np.ndarray = scores) -> Any:
+                return c.predict_pvalues_from_scores(s)
+
+            timed = {
+                "fit": lambda c=clf, s=cal, y=y: c.fit_scores(s, y),
+                "cold": _cold(predict),
+                "warm": predict,
+            }
+            for kind, fn in timed.items():
+                rows.append(
+                    measure(
+                        f"{aggregator} {kind}",
+                        value,
+                        fn,
+                        case=f"vs {name}",
+                        params=params,
+                        min_repeats=repeats,
+                        min_time=0,
+                    )
+                )
+    return rows
+
+
+def _sweep_table(rows: list[Measurement], name: str) -> list[dict[str, Any]]:
+    """The printed table: per value and aggregator, fit / predict cold / predict warm in ms."""
+    table = []
+    for value in dict.fromkeys(r.size for r in rows):
+        for aggregator in ("quantile", "mean"):
+            mine = [r for r in rows if r.size == value and r.impl.startswith(aggregator)]
+            ms = {r.impl.split()[1]: MS * r.seconds for r in mine}
+            table.append(
                 {
                     name: value,
                     "aggregator": aggregator,
-                    "fit ms": 1e3 * fit,
-                    "predict cold ms": 1e3 * cold,
-                    "predict warm ms": 1e3 * warm,
+                    "fit ms": ms["fit"],
+                    "predict cold ms": ms["cold"],
+                    "predict warm ms": ms["warm"],
                 }
+            )
+    return table
+
+
+def _slopes(rows: list[Measurement], name: str) -> list[dict[str, Any]]:
+    fits = scaling(rows, case=f"vs {name}")
+    return [
+        {
+            "against": name,
+            "aggregator": aggregator,
+            "fit slope": fits[f"{aggregator} fit"]["slope"],
+            "predict warm slope": fits[f"{aggregator} warm"]["slope"],
+        }
+        for aggregator in ("quantile", "mean")
+    ]
+
+
+def _digits(repeats: int, sizes: list[int]) -> list[Measurement]:
+    parts = digits_split(0)
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(*parts["train"])
+    clf = MultiInputConformalClassifier(model, aggregator="quantile")
+    fit = measure("fit", "digits", lambda: clf.fit(*parts["cal"]), case="digits fit")
+    rows = [fit]
+    rng = np.random.default_rng(0)
+    for N in sizes:
+        X, _ = same_class_views(*parts["test"], 5, N, rng)
+
+        def predict(X: np.ndarray = X) -> Any:
+            return clf.predict_set(X)
+
+        for kind, fn in (("cold", _cold(predict)), ("warm", predict)):
+            rows.append(
+                measure(
+                    f"predict_set {kind}",
+                    N,
+                    fn,
+                    case="digits",
+                    params={"m": 5, "K": 10, "aggregator": "quantile"},
+                    min_repeats=3 * repeats,  # short calls: more repeats against noise
+                    min_time=0,
+                )
             )
     return rows
 
 
-def _slopes(rows: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    out = []
-    for aggregator in ("quantile", "mean"):
-        mine = [r for r in rows if r["aggregator"] == aggregator]
-        xs = [r[name] for r in mine]
-        out.append(
-            {
-                "against": name,
-                "aggregator": aggregator,
-                "fit slope": loglog_slope(xs, [r["fit ms"] for r in mine]),
-                "predict warm slope": loglog_slope(xs, [r["predict warm ms"] for r in mine]),
-            }
-        )
-    return out
+def _mc_null_build(repeats: int) -> Measurement:
+    """One Monte Carlo null law (quantile, n = 100, m = 10, B = 20 000): aggregated_pvalues with
+    enumeration switched off, on one row of counts, after clearing the cache."""
+    counts = np.zeros((1, 10), dtype=np.int64)
+    build = _cold(lambda: aggregated_pvalues(counts, 100, "quantile", n_null=20_000, exact_limit=1))
+    params = {"n": 100, "m": 10}
+    return measure(
+        "quantile", 20_000, build, case="mc null law", params=params, min_repeats=repeats
+    )
 
 
-def _digits(repeats: int, sizes: list[int]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    parts = digits_split(0)
-    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=2000)).fit(*parts["train"])
-    clf = MultiInputConformalClassifier(model, aggregator="quantile")
-    fit = median_time(lambda: clf.fit(*parts["cal"]), repeats)
-    rng = np.random.default_rng(0)
-    rows = []
-    for N in sizes:
-        X, _ = same_class_views(*parts["test"], 5, N, rng)
-        clear_null_cache()
-        cold = median_time(lambda X=X: clf.predict_set(X), 1)
-        warm = median_time(lambda X=X: clf.predict_set(X), repeats)
-        rows.append({"N": N, "predict_set cold ms": 1e3 * cold, "predict_set warm ms": 1e3 * warm})
-    target = next(r for r in rows if r["N"] == 500) if 500 in sizes else rows[0]
-    return {"fit ms": 1e3 * fit, **target}, rows
+def _claims(rows: list[Measurement], slopes: list[dict[str, Any]]) -> list[Claim]:
+    def seconds(case: str, impl: str, size: Any) -> float:
+        return next(r.seconds for r in rows if (r.case, r.impl, r.size) == (case, impl, size))
+
+    pv = seconds("pvalues", "vectorised", 1_000_000)
+    mc = next(r.seconds for r in rows if r.case == "mc null law")
+    digit_sizes = [r.size for r in rows if r.case == "digits"]
+    n_digits = 500 if 500 in digit_sizes else digit_sizes[0]
+    dg = seconds("digits", "predict_set warm", n_digits)
+    speedup = seconds("pvalues", "per-instance loop", 100_000) / seconds(
+        "pvalues", "vectorised", 100_000
+    )
+    fit_n = scaling(rows, case="digits").get("predict_set warm", {}).get("slope")
+    slope_list = [s["predict warm slope"] for s in slopes if s["against"] == "K"]
+    if fit_n is not None:
+        slope_list.append(fit_n)
+    no_paper = "no value in the paper; a target of this package"
+    return [
+        Claim(
+            "Per-view p-values for N·m·K = 1e6 take less than 1 s (vectorised)",
+            paper=no_paper,
+            measured=f"{pv:.3g} s; {speedup:.1f}x faster than a per-instance loop at 1e5",
+            verdict="held" if pv < TARGETS["pvalues"] else "not held",
+            why="median over repeated calls on the CPU, K = 10, m = 5, n_y = 100",
+        ),
+        Claim(
+            "One Monte Carlo null law (B = 20 000, m = 10) builds in less than 0.2 s",
+            paper=no_paper,
+            measured=f"{MS * mc:.3g} ms",
+            verdict="held" if mc < TARGETS["mc_null"] else "not held",
+            why="quantile aggregator, n = 100, cache cleared before each call",
+        ),
+        Claim(
+            f"Digits predict_set at N = {n_digits}, m = 5, K = 10 takes less than 0.5 s (cached)",
+            paper=no_paper,
+            measured=f"{MS * dg:.3g} ms",
+            verdict="held" if dg < TARGETS["digits"] else "not held",
+            why="quantile aggregator, logistic regression, null laws cached",
+        ),
+        Claim(
+            "Prediction time grows at most linearly in K and in N",
+            paper=no_paper,
+            measured="log-log slopes " + ", ".join(f"{s:.2f}" for s in slope_list),
+            verdict="held" if all(s <= 1.2 for s in slope_list) else "not held",
+            why="warm predict_pvalues_from_scores against K (quantile, mean) and digits "
+            "predict_set against N (paperkit.scaling); held when every slope <= 1.2",
+        ),
+    ]
 
 
-def bench(
-    *,
-    quick: bool = False,
-    device: str = "cpu",
-    out: Path,
-    sizes: dict[str, list[int]] | None = None,
-) -> dict[str, Any]:
-    """Run the four measurements; print the tables; write ``scaling.png``.
-
-    ``sizes`` overrides the sweeps (keys ``K``, ``m``, ``N``; for smoke tests).
-    """
-    sizes = sizes or {
-        "K": [5, 10, 20, 50] if quick else [5, 10, 20, 50, 100, 200],
-        "m": [1, 2, 3, 5, 10] if quick else [1, 2, 3, 5, 10, 20],
-        "N": [250, 500, 1000] if quick else [500, 1000, 2000, 4000, 8000],
-    }
-    repeats = 3 if quick else 5
-    speed = _pvalue_speed(repeats)
+def bench(*, quick: bool = False, device: str = "cpu", out: Path) -> Report:
+    """Run the four measurements at the sizes of ``RUNS[quick]``; print the tables; write
+    ``scaling_<case>.png``. ``device`` is always ``"cpu"`` (numpy only)."""
+    out = Path(out)
+    run = RUNS[quick]
+    repeats = run["repeats"]
+    rows = _pvalue_speed(repeats)
+    speed = _speed_table(rows)
     print_table(speed, title="per-view p-values (K = 10, m = 5, n_y = 100): vectorised vs loop")
-    by_k = _sweep("K", sizes["K"], lambda K: (K, 5), repeats)
-    print_table(by_k, title="calibration (n_y = 50) and prediction (N = 500, m = 5) vs K")
-    by_m = _sweep("m", sizes["m"], lambda m: (10, m), repeats)
-    print_table(by_m, title="calibration (n_y = 50) and prediction (N = 500, K = 10) vs m")
-    slopes = _slopes(by_k, "K") + _slopes(by_m, "m")
-    print_table(slopes, title="log-log slopes of the time")
-    agg = get_aggregator("quantile")
-    build = median_time(
-        lambda: null_statistics(100, 10, agg, False, 20_000, 0),
-        repeats,
-        setup=clear_null_cache,
+    by_k = _sweep("K", run["K"], lambda K: (K, 5), repeats)
+    by_m = _sweep("m", run["m"], lambda m: (10, m), repeats)
+    tables = {
+        "pvalue_speed": speed,
+        "by_K": _sweep_table(by_k, "K"),
+        "by_m": _sweep_table(by_m, "m"),
+    }
+    print_table(tables["by_K"], title="calibration (n_y = 50) and prediction (N = 500, m = 5) vs K")
+    print_table(
+        tables["by_m"], title="calibration (n_y = 50) and prediction (N = 500, K = 10) vs m"
     )
-    digits, by_n = _digits(3 * repeats, sizes["N"])  # short calls: more repeats against noise
-    digits["N slope (warm)"] = loglog_slope(
-        [r["N"] for r in by_n], [r["predict_set warm ms"] for r in by_n]
-    )
-    print_table(by_n, title="digits predict_set (m = 5, K = 10, quantile) vs N")
-    print(
-        f"MC null law build (B = 20000, m = 10, n = 100, quantile): {1e3 * build:.1f} ms per key; "
-        f"digits N = {digits['N']}: predict_set {digits['predict_set warm ms']:.1f} ms cached"
+    tables["slopes"] = _slopes(by_k, "K") + _slopes(by_m, "m")
+    print_table(tables["slopes"], title="log-log slopes of the time")
+    mc = _mc_null_build(repeats)
+    digits = _digits(repeats, run["N"])
+    tables["digits_by_N"] = _digits_table(digits)
+    print_table(tables["digits_by_N"], title="digits predict_set (m = 5, K = 10, quantile) vs N")
+    print(f"MC null law build (B = 20000, m = 10, n = 100, quantile): {MS * mc.seconds:.1f} ms")
+    rows += by_k + by_m + [mc] + digits
+    figures = [
+        plot_scaling(rows, out / f"scaling_{case.replace(' ', '_')}.png", case=case, xlabel=x)
+        for case, x in (("vs K", "classes K"), ("vs m", "views m"), ("digits", "instances N"))
+    ]
+    return Report(
+        claims=_claims(rows, tables["slopes"]),
+        tables=tables,
+        figures=figures,
+        settings={**run, "device": "cpu", "n_y": 50, "N_sweeps": 500},
+        measurements=rows,
     )
 
-    fig, axes = figure(1, 3, size=(14, 4))
-    for ax, rows, name in ((axes[0, 0], by_k, "K"), (axes[0, 1], by_m, "m")):
-        for aggregator in ("quantile", "mean"):
-            mine = [r for r in rows if r["aggregator"] == aggregator]
-            xs = [r[name] for r in mine]
-            ax.loglog(xs, [r["predict warm ms"] for r in mine], "o-", label=f"{aggregator} warm")
-            ax.loglog(xs, [r["predict cold ms"] for r in mine], "x--", label=f"{aggregator} cold")
-        ax.set(xlabel=name, ylabel="predict ms (N = 500)", title=f"prediction time vs {name}")
-        ax.legend(fontsize=7)
-    axes[0, 2].loglog(
-        [r["N"] for r in by_n], [r["predict_set warm ms"] for r in by_n], "o-", label="warm"
-    )
-    axes[0, 2].set(xlabel="N", ylabel="ms", title="digits predict_set vs N (m = 5)")
-    save_figure(fig, out / "scaling.png")
-    return {
-        "device": "cpu",
-        "pvalue_speed": speed,
-        "by_K": by_k,
-        "by_m": by_m,
-        "slopes": slopes,
-        "mc_null_build_ms": 1e3 * build,
-        "digits": digits,
-        "digits_by_N": by_n,
-    }
+
+def _digits_table(rows: list[Measurement]) -> list[dict[str, Any]]:
+    sizes = list(dict.fromkeys(r.size for r in rows if r.case == "digits"))
+    return [
+        {
+            "N": N,
+            **{f"{r.impl} ms": MS * r.seconds for r in rows if r.case == "digits" and r.size == N},
+        }
+        for N in sizes
+    ]
+
+
+def _speed_table(rows: list[Measurement]) -> list[dict[str, Any]]:
+    """Per size: the vectorised time, and where the loop was timed too, its time and the ratio."""
+    table = []
+    for r in rows:
+        if r.impl != "vectorised":
+            continue
+        row: dict[str, Any] = {"N m K": r.size, "vectorised s": r.seconds}
+        for loop in rows:
+            if loop.impl == "per-instance loop" and loop.size == r.size:
+                row |= {"per-instance loop s": loop.seconds, "speed-up": loop.seconds / r.seconds}
+        table.append(row)
+    return table

@@ -15,15 +15,24 @@ exchangeable.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from numbers import Real
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.utils.validation import check_array, check_is_fitted
+from sklearn.utils.validation import check_is_fitted
 
 from mconformal.aggregators import AGGREGATORS, aggregated_pvalues, get_aggregator
-from mconformal.pvalues import TIE_BREAKS, ClassCalibration
-from paperkit import Described, check_choice, param_error
+from mconformal.pvalues import TIE_BREAKS, ClassCalibration, check_scores
+from paperkit import (
+    Described,
+    check_array,
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_real,
+    describe,
+    param_error,
+)
 
 __all__ = ["SCORES", "MultiInputConformalClassifier"]
 
@@ -34,14 +43,9 @@ _NAME = "MultiInputConformalClassifier"
 MultiInput = np.ndarray | Sequence[np.ndarray]
 
 
-def _check_alpha(alpha: object, owner: str) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, Real):
-        raise param_error(
-            "alpha", owner, "a float in the open interval (0, 1)", alpha, cls=TypeError
-        )
-    if not 0.0 < float(alpha) < 1.0:
-        raise param_error("alpha", owner, "a float in the open interval (0, 1)", alpha)
-    return float(alpha)
+def check_alpha(owner: str, alpha: object) -> float:
+    """The miscoverage level, a finite real in the open interval (0, 1)."""
+    return check_real("alpha", owner, alpha, low=0, high=1, low_open=True, high_open=True)
 
 
 class MultiInputConformalClassifier(BaseEstimator):
@@ -63,6 +67,9 @@ class MultiInputConformalClassifier(BaseEstimator):
         random_state: seed of the tie-breaking keys, the Monte Carlo draws and the split; each
             prediction call restarts its tie-breaking stream, so equal inputs give equal outputs.
         exact_limit: enumerate :math:`A_{n,m}` when :math:`\\binom{n+m}{m}` is at most this.
+
+    NaN policy: NaN or inf features are refused; NaN scores are refused, while :math:`\\pm\\infty`
+    scores (``log_proba`` of a zero probability) are ordinary extreme scores.
 
     Attributes (after fitting):
         classes_: the labels, in the column order of the outputs.
@@ -95,15 +102,18 @@ class MultiInputConformalClassifier(BaseEstimator):
         self._check_params(_NAME)
 
     def _check_params(self, owner: str) -> None:
-        _check_alpha(self.alpha, owner)
+        check_alpha(owner, self.alpha)
         if not callable(self.aggregator):
             check_choice("aggregator", owner, self.aggregator, AGGREGATORS)
         check_choice("score", owner, self.score, SCORES)
         check_choice("tie_break", owner, self.tie_break, TIE_BREAKS)
+        # the Monte Carlo draws and the enumerated null hold at least 4 int64 arrays of these rows
         for name in ("n_null", "exact_limit"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-                raise param_error(name, owner, "a positive integer", value)
+            value = check_int(name, owner, getattr(self, name), low=1)
+            check_memory(name, owner, value, 4 * 8 * value)
+        check_bool("prefit", owner, self.prefit)
+        if self.random_state is not None:
+            check_int("random_state", owner, self.random_state, low=0)
 
     # ------------------------------------------------------------------ calibration
     def fit(self, X_cal: np.ndarray, y_cal: np.ndarray) -> MultiInputConformalClassifier:
@@ -121,12 +131,9 @@ class MultiInputConformalClassifier(BaseEstimator):
                 Described(type(self.estimator).__name__),
                 cls=TypeError,
             )
-        X = check_array(X_cal, dtype=np.float64)
-        y = np.asarray(y_cal).reshape(-1)
-        if y.shape[0] != X.shape[0]:
-            raise param_error(
-                "y_cal", owner, f"{X.shape[0]} labels, one per row of X_cal", y.shape[0]
-            )
+        dims: dict = {}
+        X = check_array("X_cal", owner, X_cal, shape=("n", "d"), dims=dims).astype(np.float64)
+        y = check_array("y_cal", owner, y_cal, shape=("n",), dims=dims, kind=None)
         self.seed_ = self._seed()
         if self.prefit:
             self.estimator_ = self.estimator
@@ -136,7 +143,12 @@ class MultiInputConformalClassifier(BaseEstimator):
             self.estimator_ = clone(self.estimator).fit(X[train], y[train])
             X, y = X[cal], y[cal]
         self.n_features_in_ = X.shape[1]
-        scores = self._scores_of(X)
+        try:
+            scores = self._scores_of(X)
+        except ValueError as exc:  # e.g. a feature count the estimator was not trained on
+            raise param_error(
+                "X_cal", owner, "features the estimator accepts", describe(X)
+            ) from exc
         classes = getattr(self.estimator_, "classes_", np.arange(scores.shape[1]))
         self._calibrate(scores, y, np.asarray(classes), owner)
         return self
@@ -146,12 +158,9 @@ class MultiInputConformalClassifier(BaseEstimator):
         column's class; e.g. probabilities) and labels ``y_cal`` in ``[0, K)``."""
         owner = f"{_NAME}.fit_scores"
         self._check_params(owner)
-        scores = check_array(scores, dtype=np.float64)
-        y = np.asarray(y_cal).reshape(-1)
-        if y.shape[0] != scores.shape[0]:
-            raise param_error(
-                "y_cal", owner, f"{scores.shape[0]} labels, one per row of scores", y.shape[0]
-            )
+        dims: dict = {}
+        scores = check_scores("scores", owner, scores, shape=("n", "K"), dims=dims)
+        y = check_array("y_cal", owner, y_cal, shape=("n",), dims=dims, kind="int")
         self.seed_ = self._seed()
         self.estimator_ = None
         self._calibrate(scores, y, np.arange(scores.shape[1]), owner)
@@ -213,19 +222,19 @@ class MultiInputConformalClassifier(BaseEstimator):
                     "X_multi", owner, "scores (calibrated with fit_scores)", Described("features")
                 )
             width, what = self.n_features_in_, "features"
-        ragged = not isinstance(X_multi, np.ndarray)
+        ragged = isinstance(X_multi, (list, tuple))
         if ragged:
             if len(X_multi) == 0:
                 raise param_error(param, owner, "a non-empty list of instances", X_multi)
-            blocks = [np.asarray(x, dtype=np.float64) for x in X_multi]
+            blocks = [check_array(param, owner, x, finite=False, nonempty=False) for x in X_multi]
         else:
-            array = np.asarray(X_multi, dtype=np.float64)
-            if array.ndim != 3:
+            array = check_array(param, owner, X_multi, finite=False, nonempty=False)
+            if array.ndim != 3 or array.shape[0] == 0:
                 raise param_error(
                     param,
                     owner,
-                    f"a 3-D array (N, m, {width}) or a list of 2-D arrays (m_i, {width})",
-                    Described(f"an array of shape {array.shape}"),
+                    f"a 3-D array (N, m, {width}), N >= 1, or a list of 2-D arrays (m_i, {width})",
+                    describe(array),
                 )
             blocks = list(array)
         for i, block in enumerate(blocks):
@@ -236,10 +245,15 @@ class MultiInputConformalClassifier(BaseEstimator):
                     f"instances with m >= 1 views of {width} {what} each",
                     Described(f"instance {i} of shape {block.shape}"),
                 )
-            if not np.isfinite(block).all() and not from_scores:
+            bad = np.isnan(block) if from_scores else ~np.isfinite(block)
+            if bad.any():
                 raise param_error(
-                    param, owner, "finite", Described(f"non-finite values in instance {i}")
+                    param,
+                    owner,
+                    "free of NaN" if from_scores else "finite",
+                    Described(f"{'NaN' if from_scores else 'non-finite'} values in instance {i}"),
                 )
+        blocks = [b.astype(np.float64) for b in blocks]
         return blocks, ragged
 
     def _grouped_scores(
@@ -297,7 +311,7 @@ class MultiInputConformalClassifier(BaseEstimator):
     def predict_set(self, X_multi: MultiInput) -> np.ndarray | list[np.ndarray]:
         """Prediction sets :math:`\\{y : P_{agg}(y) > \\alpha\\}` as booleans over ``classes_``:
         ``(N, K)`` for a 3-D array, a list of ``(K,)`` arrays for a list input."""
-        alpha = _check_alpha(self.alpha, f"{_NAME}.predict_set")
+        alpha = check_alpha(f"{_NAME}.predict_set", self.alpha)
         groups, n_instances, ragged = self._grouped_scores(X_multi, f"{_NAME}.predict_set", False)
         sets = self._aggregate(groups, n_instances) > alpha
         return list(sets) if ragged else sets
@@ -314,7 +328,7 @@ class MultiInputConformalClassifier(BaseEstimator):
     def predict_set_from_scores(self, scores: MultiInput) -> np.ndarray | list[np.ndarray]:
         """:meth:`predict_set` from precomputed per-view scores ``(N, m, K)`` or a list."""
         owner = f"{_NAME}.predict_set_from_scores"
-        alpha = _check_alpha(self.alpha, owner)
+        alpha = check_alpha(owner, self.alpha)
         groups, n_instances, ragged = self._grouped_scores(scores, owner, True)
         sets = self._aggregate(groups, n_instances) > alpha
         return list(sets) if ragged else sets
@@ -340,13 +354,14 @@ class MultiInputConformalClassifier(BaseEstimator):
         """Single-view p-values of arbitrary scores ``(..., K)`` against the calibration scores,
         :math:`(\\#\\{c \\in C_y : c < s_y\\} + 1)/(n_y + 1)` (e.g. for averaged scores)."""
         check_is_fitted(self, "calibration_")
-        scores = np.asarray(scores, dtype=np.float64)
-        if scores.ndim == 0 or scores.shape[-1] != len(self.classes_):
+        owner = f"{_NAME}.single_view_pvalues"
+        scores = check_scores("scores", owner, scores, ndim=(1, 2, 3, 4))
+        if scores.shape[-1] != len(self.classes_):
             raise param_error(
                 "scores",
-                f"{_NAME}.single_view_pvalues",
+                owner,
                 f"an array whose last axis has the {len(self.classes_)} classes",
-                Described(f"an array of shape {scores.shape}"),
+                describe(scores),
             )
         return (self._counts(scores, self._tie_rng()) + 1.0) / (self.n_calibration_ + 1.0)
 

@@ -1,4 +1,8 @@
-"""Metrics of prediction sets: class-conditional coverage, mean size, singleton rate."""
+"""Metrics of prediction sets: class-conditional coverage, mean size, singleton rate.
+
+Sets are boolean ``(N, K)`` arrays (or lists of ``(K,)`` rows); labels are integers in ``[0, K)``
+(no NaN can arise).
+"""
 
 from __future__ import annotations
 
@@ -6,21 +10,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from paperkit import Described, param_error
+from paperkit import check_array, describe, param_error
 
 __all__ = ["class_conditional_coverage", "mean_set_size", "singleton_rate"]
 
 
 def _sets(sets: np.ndarray | Sequence[np.ndarray], owner: str) -> np.ndarray:
-    array = np.asarray(sets)
-    if array.ndim != 2 or array.dtype != bool:
-        raise param_error(
-            "sets",
-            owner,
-            "a boolean array of shape (N, K)",
-            Described(f"an array of shape {array.shape} and dtype {array.dtype}"),
-        )
-    return array
+    return check_array("sets", owner, sets, ndim=2, kind="bool")
 
 
 def class_conditional_coverage(
@@ -34,15 +30,12 @@ def class_conditional_coverage(
         sets: boolean ``(N, K)`` (or a list of ``(K,)`` rows).
         y: labels ``(N,)`` as column indices in ``[0, K)``.
     """
-    array = _sets(sets, "class_conditional_coverage")
-    y = np.asarray(y).reshape(-1)
-    if y.shape[0] != array.shape[0] or y.min(initial=0) < 0 or y.max(initial=0) >= array.shape[1]:
-        raise param_error(
-            "y",
-            "class_conditional_coverage",
-            f"{array.shape[0]} labels in [0, {array.shape[1]})",
-            Described(f"{y.shape[0]} labels"),
-        )
+    owner = "class_conditional_coverage"
+    dims: dict = {}
+    array = check_array("sets", owner, sets, shape=("N", "K"), dims=dims, kind="bool")
+    y = check_array("y", owner, y, shape=("N",), dims=dims, kind="int")
+    if y.min() < 0 or y.max() >= array.shape[1]:
+        raise param_error("y", owner, f"labels in [0, K={array.shape[1]})", describe(y))
     hit = array[np.arange(len(y)), y]
     total = np.bincount(y, minlength=array.shape[1]).astype(np.float64)
     covered = np.bincount(y, weights=hit, minlength=array.shape[1])
@@ -51,7 +44,11 @@ def class_conditional_coverage(
 
 
 def mean_set_size(sets: np.ndarray | Sequence[np.ndarray]) -> float:
-    """:math:`\\frac1N \\sum_i |\\Gamma_i|`."""
+    """:math:`\\frac1N \\sum_i |\\Gamma_i|`.
+
+    >>> mean_set_size(np.array([[True, False], [True, True]]))
+    1.5
+    """
     return float(_sets(sets, "mean_set_size").sum(axis=1).mean())
 
 

@@ -13,6 +13,9 @@ scores of the null are in a uniformly random order within ties, which keeps the 
 ``tie_break="conservative"`` counts every tied calibration score as smaller (:math:`c \\le s`),
 which makes each :math:`p` (and every nondecreasing aggregate) stochastically larger: valid, with
 larger sets.
+
+NaN policy: NaN scores are refused; :math:`\\pm\\infty` are ordinary extreme scores (a
+``log_proba`` score is :math:`-\\infty` where the probability is 0).
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperkit import Described, check_choice, param_error
+from paperkit import check_array, check_choice, check_int, describe, param_error
 
 __all__ = ["TIE_BREAKS", "ClassCalibration", "conformal_counts", "conformal_pvalues"]
 
@@ -79,22 +82,31 @@ class ClassCalibration:
         return np.where(tied, np.searchsorted(self.keys, rank + u, side="left"), left)
 
 
+def as_rng(name: str, owner: str, rng: object) -> np.random.Generator:
+    """``rng`` as a Generator: None (fresh entropy), a seed (an integer >= 0) or a Generator."""
+    if rng is None or isinstance(rng, np.random.Generator):
+        return np.random.default_rng(rng)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+        return np.random.default_rng(check_int(name, owner, rng, low=0))
+    expected = "None, a seed (an integer >= 0) or a numpy Generator"
+    raise param_error(name, owner, expected, describe(rng), cls=TypeError)
+
+
+def check_scores(name: str, owner: str, scores: object, **shape: object) -> np.ndarray:
+    """Real scores as float64, NaN refused, :math:`\\pm\\infty` kept (see the module doc)."""
+    array = check_array(name, owner, scores, finite=False, **shape).astype(np.float64)
+    if np.isnan(array).any():
+        raise param_error(name, owner, "free of NaN", describe(array))
+    return array
+
+
 def _prepare(
-    cal_scores_y: np.ndarray, test_scores: np.ndarray, tie_break: str, owner: str
-) -> tuple[np.ndarray, np.ndarray]:
-    cal = np.asarray(cal_scores_y, dtype=np.float64)
-    if cal.ndim != 1 or cal.shape[0] == 0:
-        raise param_error(
-            "cal_scores_y",
-            owner,
-            "a non-empty 1-D array of calibration scores",
-            Described(f"an array of shape {cal.shape}"),
-        )
-    test = np.asarray(test_scores, dtype=np.float64)
-    if np.isnan(cal).any() or np.isnan(test).any():
-        raise param_error("test_scores", owner, "free of NaN", Described("NaN scores"))
+    cal_scores_y: object, test_scores: object, tie_break: str, rng: object, owner: str
+) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
+    cal = check_scores("cal_scores_y", owner, cal_scores_y, ndim=1)
+    test = check_scores("test_scores", owner, test_scores, nonempty=False)
     check_choice("tie_break", owner, tie_break, TIE_BREAKS)
-    return cal, test
+    return cal, test, as_rng("rng", owner, rng)
 
 
 def conformal_counts(
@@ -107,10 +119,14 @@ def conformal_counts(
     shape, e.g. ``(..., m)``) against one class's calibration scores ``cal_scores_y`` (1-D).
 
     With ``tie_break="random"`` the counts of the views of one instance are jointly distributed as
-    the ranks of a uniformly random order of all tied scores (see the module docstring).
+    the ranks of a uniformly random order of all tied scores (see the module docstring). ``rng``:
+    None, a seed or a Generator. NaN scores are refused.
+
+    >>> conformal_counts(np.array([0.1, 0.5, 0.9]), np.array([[0.0, 0.6], [1.0, 0.3]]))
+    array([[0, 2],
+           [3, 1]])
     """
-    cal, test = _prepare(cal_scores_y, test_scores, tie_break, "conformal_counts")
-    rng = np.random.default_rng(rng)
+    cal, test, rng = _prepare(cal_scores_y, test_scores, tie_break, rng, "conformal_counts")
     return ClassCalibration.from_scores(cal, rng).counts(test, tie_break, rng)
 
 
@@ -123,9 +139,12 @@ def conformal_pvalues(
     """Per-view conformal p-values :math:`p = (K + 1)/(n + 1)`, same shape as ``test_scores``.
 
     Under the null (test score exchangeable with the :math:`n` calibration scores, random
-    tie-breaking), each :math:`p` is uniform on :math:`\\{1/(n+1), \\dots, 1\\}`.
+    tie-breaking), each :math:`p` is uniform on :math:`\\{1/(n+1), \\dots, 1\\}`. NaN scores are
+    refused.
+
+    >>> conformal_pvalues(np.array([0.1, 0.5, 0.9]), np.array([0.0, 0.6, 1.0]))
+    array([0.25, 0.75, 1.  ])
     """
-    cal, test = _prepare(cal_scores_y, test_scores, tie_break, "conformal_pvalues")
-    rng = np.random.default_rng(rng)
+    cal, test, rng = _prepare(cal_scores_y, test_scores, tie_break, rng, "conformal_pvalues")
     counts = ClassCalibration.from_scores(cal, rng).counts(test, tie_break, rng)
     return (counts + 1.0) / (cal.shape[0] + 1.0)

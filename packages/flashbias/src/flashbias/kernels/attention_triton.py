@@ -17,11 +17,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from paperkit import Described, param_error
-
 __all__ = ["flash_bias_triton"]
-
-_DTYPES = (torch.float16, torch.bfloat16, torch.float32)
 
 
 def _pow2(n: int) -> int:
@@ -152,16 +148,9 @@ class _FlashBias(torch.autograd.Function):
 
 
 def flash_bias_triton(q, k, v, q_bias, k_bias, mask, causal: bool, scale: float) -> torch.Tensor:
-    """Run the fused kernel (differentiable in q, k, v, q_bias, k_bias); inputs as in
-    :func:`flashbias.flash_bias_attention`, already validated. fp16, bf16 or fp32."""
-    if q.dtype not in _DTYPES:
-        raise param_error(
-            "q",
-            "flash_bias_attention",
-            "float16, bfloat16 or float32 for the triton backend",
-            Described(f"a {q.dtype} tensor"),
-            cls=TypeError,
-        )
+    """Run the fused kernels (differentiable in q, k, v, q_bias, k_bias; the mask gets no
+    gradient). Inputs as in :func:`flashbias.flash_bias_attention`, already validated there:
+    fp16, bf16 or fp32, factors and mask in q's dtype, d + R within the kernels' width."""
     if mask is not None and mask.requires_grad:
         mask = mask.detach()
     return _FlashBias.apply(q, k, v, q_bias, k_bias, mask, causal, scale)
