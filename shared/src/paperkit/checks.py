@@ -42,8 +42,8 @@ Shape = Sequence[int | str | None]
 def describe(value: Any) -> Described:
     """A short description of a received value for an error message (shape and dtype of arrays)."""
     if hasattr(value, "shape") and hasattr(value, "dtype"):
-        kind = "tensor" if hasattr(value, "detach") else "array"
-        return Described(f"a {kind} of shape {tuple(value.shape)} and dtype {value.dtype}")
+        kind = "a tensor" if hasattr(value, "detach") else "an array"
+        return Described(f"{kind} of shape {tuple(value.shape)} and dtype {value.dtype}")
     if isinstance(value, (str, numbers.Number, type(None))):
         return Described(repr(value))
     return Described(f"a {type(value).__name__}")
@@ -213,10 +213,13 @@ def check_array(
         raise param_error(name, owner, "an array", describe(value), cls=TypeError) from exc
     kinds = {"real": "iuf", "float": "f", "int": "iu", "bool": "b"}
     if kind is not None and array.dtype.kind not in kinds[kind]:
-        what = {"real": "real", "float": "floating", "int": "integer", "bool": "boolean"}[kind]
-        raise param_error(
-            name, owner, f"an array of {what} numbers", describe(array), cls=TypeError
-        )
+        what = {
+            "real": "an array of real numbers",
+            "float": "an array of floating-point numbers",
+            "int": "an array of integers",
+            "bool": "a boolean array",
+        }[kind]
+        raise param_error(name, owner, what, describe(array), cls=TypeError)
     _check_shape(name, owner, array, shape, ndim, dims)
     if nonempty and array.size == 0:
         raise param_error(name, owner, "non-empty", describe(array))
