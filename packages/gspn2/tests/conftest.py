@@ -4,6 +4,11 @@ import torch
 from gspn2.ops import DIRECTIONS, normalize_weights
 
 
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
+    yield
+
+
 def make_scan(B=2, C=4, H=5, W=7, G=1, *, dtype=torch.float64, seed=0, axis=-2, device="cpu"):
     """x (B, C, H, W), normalised weights (B, G, H, W) x 3, lam in [0, 1]."""
     g = torch.Generator().manual_seed(seed)

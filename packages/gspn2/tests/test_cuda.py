@@ -1,7 +1,8 @@
-"""Card check 8: the CUDA kernels (fused and one launch per line) against the torch path.
+"""The CUDA kernels (fused and one launch per line) against the scan backend.
 
 Marked ``gpu``: skipped without a CUDA device, run by ``nox -s gpu`` and ``ci/gpu-check``.
-The reference is the torch backend in float64 on the same (rounded) inputs.
+The reference is the ``scan`` backend in float64 on the same (rounded) inputs, itself tested
+against the per-pixel ``reference`` backend in test_ops.py.
 """
 
 import pytest
@@ -35,7 +36,7 @@ def test_scan_forward_backward(scan_inputs, backend, shape, dtype, direction):
     ref_leaves = [t.detach().double().requires_grad_() for t in inputs]
     kw = dict(chunk=chunk, direction=direction)
     out = gspn_scan(*leaves, backend=backend, **kw)
-    ref = gspn_scan(*ref_leaves, backend="torch", **kw)
+    ref = gspn_scan(*ref_leaves, backend="scan", **kw)
     tol = TOLERANCE[dtype]
     assert out.dtype == dtype
     assert_close(out, ref, rtol=tol, atol=tol, msg="forward")
@@ -52,7 +53,7 @@ def test_scan_forward_backward(scan_inputs, backend, shape, dtype, direction):
 def test_bfloat16_forward(scan_inputs, backend):
     inputs = scan_inputs(2, 8, 40, 37, 1, dtype=torch.bfloat16, device="cuda")
     out = gspn_scan(*inputs, backend=backend)
-    ref = gspn_scan(*(t.double() for t in inputs), backend="torch")
+    ref = gspn_scan(*(t.double() for t in inputs), backend="scan")
     assert_close(out, ref, rtol=TOLERANCE[torch.bfloat16], atol=TOLERANCE[torch.bfloat16])
 
 
@@ -62,7 +63,7 @@ def test_four_directions(four_dir_inputs, backend):
     for v in (inputs["x"], inputs["mix"]):
         v.requires_grad_()
     out = gspn_4dir(**inputs, backend=backend)
-    ref = gspn_4dir(**inputs, backend="torch")
+    ref = gspn_4dir(**inputs, backend="scan")
     assert_close(out, ref, rtol=1e-5, atol=1e-5)
     gx, gm = torch.autograd.grad(out.square().sum(), (inputs["x"], inputs["mix"]))
     rx, rm = torch.autograd.grad(ref.square().sum(), (inputs["x"], inputs["mix"]))
@@ -83,4 +84,6 @@ def test_auto_picks_the_kernel_and_rejects_float64(scan_inputs):
     doubles = [t.double() for t in inputs]
     with pytest.raises(ValueError, match="'x' parameter"):
         gspn_scan(*doubles, backend="cuda")
-    assert gspn_scan(*doubles).dtype == torch.float64  # auto falls back to torch
+    auto = gspn_scan(*doubles)  # auto takes the scan backend for float64
+    assert auto.dtype == torch.float64
+    assert torch.equal(auto, gspn_scan(*doubles, backend="scan"))

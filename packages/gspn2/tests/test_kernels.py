@@ -1,9 +1,9 @@
-"""The CUDA source ships with the package and instantiates every kernel the launcher asks for
+"""The CUDA source ships with the package and instantiates every kernel the launchers ask for
 (compiled by the `kernels` nox session; run by the gpu-marked tests in test_cuda.py)."""
 
 import re
 
-from gspn2.cuda import _NAMES, CUDA_DTYPES
+from gspn2.kernels.common import CUDA_DTYPES, KERNEL_NAMES
 from paperkit import kernel_source
 
 
@@ -13,5 +13,5 @@ def test_kernel_source_instantiates_every_launched_kernel():
     assert instantiated == set(CUDA_DTYPES.values())
     for name in ("gspn_fwd", "gspn_bwd", "gspn_fwd_step", "gspn_bwd_step"):
         assert re.search(rf"__global__ void {name}\(", source), name
-        assert all(f"{name}<{t}>" in _NAMES for t in instantiated)
+        assert all(f"{name}<{t}>" in KERNEL_NAMES for t in instantiated)
     assert "#include" not in source  # self-contained under NVRTC

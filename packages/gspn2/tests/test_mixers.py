@@ -96,3 +96,42 @@ def test_bad_mixer_and_model_arguments():
     assert_param_error(GSPNClassifier, 10, dims=(8, 16), depths=(1, 1), param="img_size")
     assert_param_error(GSPNClassifier, 16, dims=(8, 16), depths=(1,), param="depths")
     assert_param_error(GSPNClassifier(16), torch.randn(2, 3, 16, 16), param="x")
+
+
+@pytest.mark.parametrize(
+    "build, count",
+    [
+        (
+            lambda: GSPN2Mixer(16, proxy_dim=4, groups=2),
+            lambda: GSPN2Mixer.parameter_count(16, 4, groups=2),
+        ),
+        (
+            lambda: GSPN2Mixer(6, proxy_dim=None, d_state=5, shared=False),
+            lambda: GSPN2Mixer.parameter_count(6, None, 5, shared=False),
+        ),
+        (lambda: GSPN1Mixer(16, d_state=8), lambda: GSPN1Mixer.parameter_count(16, d_state=8)),
+        (lambda: SoftmaxMixer(16, heads=4), lambda: SoftmaxMixer.parameter_count(16)),
+    ]
+    + [
+        (
+            lambda m=m: GSPNClassifier(16, 3, 10, (8, 16), (1, 2), mixer=m, mlp_ratio=1.5),
+            lambda m=m: GSPNClassifier.parameter_count(16, 3, 10, (8, 16), (1, 2), m, 2, 1.5),
+        )
+        for m in ("gspn2", "gspn1", "softmax")
+    ],
+)
+def test_parameter_count_matches_the_built_module(build, count):
+    """The formula the memory check uses counts exactly the parameters torch allocates."""
+    assert count() == sum(p.numel() for p in build().parameters())
+
+
+def test_modules_too_large_for_memory_are_refused_before_allocation(monkeypatch):
+    monkeypatch.setenv("PAPERKIT_MAX_BYTES", str(2**20))  # 1 MiB: 262,144 float32 parameters
+    GSPN2Mixer(64)  # about 60k parameters
+    err = assert_param_error(GSPN2Mixer, 256, param="dim")
+    assert "fit in memory" in str(err)
+    assert_param_error(GSPN2Mixer, 8, proxy_dim=20_000, param="proxy_dim")
+    assert_param_error(GSPNClassifier, 512, dims=(8,), depths=(1,), param="img_size")
+    assert_param_error(
+        GSPNClassifier, 16, dims=(8,), depths=(1,), mlp_ratio=5000.0, param="mlp_ratio"
+    )

@@ -4,6 +4,11 @@ import pytest
 from scipy import sparse
 
 
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
+    yield
+
+
 def to_csr(graph: nx.Graph) -> sparse.csr_matrix:
     n = graph.number_of_nodes()
     return sparse.csr_matrix(nx.to_scipy_sparse_array(graph, nodelist=range(n), dtype=float))

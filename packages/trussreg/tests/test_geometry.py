@@ -98,7 +98,9 @@ def test_sds_uneven_counts_lower_uniformity():
 def test_sds_bad_inputs():
     P = grid(2)
     assert_param_error(spatial_distribution_score, P, np.ones(3, bool), param="inlier_mask")
-    assert_param_error(spatial_distribution_score, P, np.ones(8), param="inlier_mask")
+    assert_param_error(
+        spatial_distribution_score, P, np.ones(8), param="inlier_mask", exc=TypeError
+    )
     assert_param_error(
         spatial_distribution_score, P, np.ones(8, bool), voxel_size=0.0, param="voxel_size"
     )

@@ -9,7 +9,7 @@ from trussreg.graph import edge_list
 
 
 def naive_support(A):
-    """Triple loop over all node triples (card check 1)."""
+    """Triangle supports by a triple loop over all node triples (the definition)."""
     D = A.toarray() != 0
     n = len(D)
     count = {}

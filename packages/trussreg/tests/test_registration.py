@@ -100,7 +100,7 @@ def test_bad_inputs():
     assert_param_error(TrussRegistration, tau_in=-1.0, param="tau_in")
     assert_param_error(TrussRegistration, m=2, param="m")
     assert_param_error(TrussRegistration, m=2.5, param="m", exc=TypeError)
-    assert_param_error(TrussRegistration, backend="cuda", param="backend")
+    assert_param_error(TrussRegistration, backend="cupy", param="backend")
     assert_param_error(TrussRegistration, structure="clique", param="structure")
     assert_param_error(TrussRegistration, sds_weight=-1.0, param="sds_weight")
     with pytest.raises(RuntimeError, match="not fitted"):

@@ -2,12 +2,13 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from paperkit import cupy_available
 from paperkit.testing import assert_param_error, requires_cupy
 from trussreg import edge_support, node_truss, truss_decomposition
 from trussreg.graph import adjacency
 
 
-def truss_of(graph, as_csr, backend="numpy"):
+def truss_of(graph, as_csr, backend="reference"):
     edges, tau = truss_decomposition(as_csr(graph), backend=backend)
     return {tuple(e): int(k) for e, k in zip(edges.tolist(), tau, strict=True)}
 
@@ -41,8 +42,8 @@ def support_in(edges):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_k_truss_property_and_maximality(random_graph, seed):
-    """Card check 3: edges with tau >= k have >= k-2 triangles among themselves, and adding back
-    any edge with tau = k-1 breaks that for some edge."""
+    """The k-truss property: edges with tau >= k have >= k-2 triangles among themselves, and
+    adding back any edge with tau = k-1 breaks that for some edge (maximality)."""
     A = random_graph(40, 0.3, seed)
     edges, tau = truss_decomposition(A)
     for k in range(3, int(tau.max()) + 1):
@@ -66,7 +67,7 @@ def test_matches_networkx_k_truss(random_graph, as_csr, seed):
 def test_sparse_path_equals_dense(random_graph, monkeypatch):
     A = random_graph(60, 0.3, 7)
     _, dense = truss_decomposition(A)
-    monkeypatch.setattr("trussreg.truss.DENSE_MAX", 10)
+    monkeypatch.setattr("trussreg.graph.DENSE_MAX", 10)
     monkeypatch.setattr("trussreg.graph.BLOCK_ENTRIES", 300)
     _, sparse_ = truss_decomposition(A)
     assert np.array_equal(dense, sparse_)
@@ -86,37 +87,49 @@ def test_bad_backend(random_graph):
     assert_param_error(truss_decomposition, random_graph(5, 0.5), backend="gpu", param="backend")
 
 
+@pytest.mark.skipif(cupy_available(), reason="a GPU with CuPy is present")
+def test_cuda_backend_without_a_gpu_is_an_error_not_a_fallback(random_graph):
+    err = assert_param_error(
+        truss_decomposition, random_graph(5, 0.5), backend="cuda", param="backend"
+    )
+    assert "a backend that can run here (reference)" in str(err)
+    assert np.array_equal(
+        truss_decomposition(random_graph(8, 0.5), backend="auto")[1],
+        truss_decomposition(random_graph(8, 0.5))[1],
+    )
+
+
 @pytest.mark.gpu
 @requires_cupy
 @pytest.mark.parametrize("seed", [0, 1])
-def test_cupy_backend_identical_to_numpy(random_graph, seed):
+def test_cuda_backend_identical_to_reference(random_graph, seed):
     A = random_graph(300, 0.1, seed)
-    edges_np, tau_np = truss_decomposition(A, backend="numpy")
-    edges_cp, tau_cp = truss_decomposition(A, backend="cupy")
+    edges_np, tau_np = truss_decomposition(A, backend="reference")
+    edges_cp, tau_cp = truss_decomposition(A, backend="cuda")
     assert np.array_equal(edges_np, edges_cp)
     assert np.array_equal(tau_np, tau_cp)
 
 
 @pytest.mark.gpu
 @requires_cupy
-def test_cupy_backend_on_registration_skeleton():
+def test_cuda_backend_on_registration_skeleton():
     from trussreg import compatibility_graph, consensus_sample, make_synthetic_pair
 
     pair = make_synthetic_pair(n_corr=1000, outlier_ratio=0.8, seed=0)
     A = compatibility_graph(pair["P"], pair["Q"], 0.1)
     S = consensus_sample(A, 500)
     A_s = A[S][:, S]
-    assert np.array_equal(truss_decomposition(A_s)[1], truss_decomposition(A_s, "cupy")[1])
+    assert np.array_equal(truss_decomposition(A_s)[1], truss_decomposition(A_s, "cuda")[1])
 
 
 def test_cuda_csr_layout_sorted_with_edge_ids(random_graph):
     """The layout the CUDA kernel intersects: sorted neighbour lists, each entry's edge id."""
     from trussreg.graph import edge_list
-    from trussreg.truss_cuda import _csr_with_ids
+    from trussreg.kernels.truss import csr_with_ids
 
     A = random_graph(30, 0.3, 1)
     edges = edge_list(A)
-    indptr, indices, eid = _csr_with_ids(edges, 30)
+    indptr, indices, eid = csr_with_ids(edges, 30)
     D = A.toarray() != 0
     for x in range(30):
         nbrs = indices[indptr[x] : indptr[x + 1]]

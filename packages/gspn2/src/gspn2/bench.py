@@ -1,31 +1,72 @@
 """Benchmark: ``gspn2 bench [--quick] [--device cpu|cuda]``.
 
-CPU: the per-pixel reference loop (``naive``) against the vectorised torch scan (``torch``) on the
-same inputs, as a ratio; then the torch four-direction scan, forward and forward + backward, over
-N = H·W with the log-log slope of time against N (1 for O(N)).
+CPU: the per-pixel ``reference`` loop against the vectorised ``scan`` backend on the same inputs
+(one → scan, C = 4, forward), as a ratio; then the ``scan`` four-direction scan, forward and
+forward + backward, over N = H·W with the log-log slope of time against N (1 for O(N)).
 
 GPU: the fused kernels (``cuda``: one launch per direction set) against one launch per line
-(``cuda_multilaunch``, GSPN-1 style), the torch loop on the GPU and softmax attention (SDPA) over
-the N tokens, forward and forward + backward of the four-direction scan, B = 1, at 64² to 1024²
-with C = 8 and at 512² with C = 32, 64. Also the kernel alone (one direction set, no layout
+(``cuda_multilaunch``, GSPN-1 style), the ``scan`` loop on the GPU and softmax attention (SDPA)
+over the N tokens, forward and forward + backward of the four-direction scan, B = 1, at 64² to
+1024² with C = 8 and at 512² with C = 32, 64. Also the kernel alone (one direction set, no layout
 copies): its effective bandwidth, bytes read and written once (x, λ, 3 weight planes, h), against
 the device's peak DRAM bandwidth.
+
+Every timing is a :class:`paperkit.Measurement` (median seconds, interquartile range, peak bytes)
+from :func:`paperkit.measure`; every ratio comes from one run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 
-from gspn2.ops import DIRECTIONS, gspn_4dir, gspn_scan, normalize_weights
-from gspn2.scan import GSPNScanFunction
-from paperkit import figure, loglog_slope, print_table, progress, save_figure, time_callable
+from gspn2.ops import DIRECTIONS, backend_module, gspn_4dir, gspn_scan, normalize_weights
+from gspn2.reproduce import KERNEL_CLAIM, LINEAR_SLOPE
+from paperkit import (
+    Claim,
+    Measurement,
+    Report,
+    measure,
+    plot_scaling,
+    print_table,
+    progress,
+    scaling,
+)
 
-__all__ = ["bench", "peak_bandwidth_gbs"]
+__all__ = ["FULL", "QUICK", "BenchSettings", "bench", "peak_bandwidth_gbs"]
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    """Map sides of the reference-vs-scan ratio and of the CPU sweep, and the (side, channels)
+    configurations of the GPU tables."""
+
+    reference_sides: tuple[int, ...]
+    scan_sides: tuple[int, ...]
+    gpu_configs: tuple[tuple[int, int], ...]
+
+
+#: ``gspn2 bench --quick`` and ``gspn2 bench``.
+QUICK = BenchSettings(
+    reference_sides=(8,),
+    scan_sides=(32, 64, 128),
+    gpu_configs=((64, 8), (256, 8), (1024, 8), (512, 32), (512, 64)),
+)
+FULL = BenchSettings(
+    reference_sides=(8, 12),
+    scan_sides=(32, 64, 128, 256),
+    gpu_configs=((64, 8), (128, 8), (256, 8), (512, 8), (1024, 8), (512, 32), (512, 64)),
+)
+#: Speed-up of the fused kernel over one launch per line that counts as an order of magnitude.
+ORDER_OF_MAGNITUDE = 10.0
+#: GPU sizes beyond which attention (N² memory) and the scan loop are not timed.
+ATTENTION_MAX, SCAN_MAX = 256, 512
 
 
 def _inputs(side: int, channels: int, device: str, dtype=torch.float32, grad=False) -> dict:
@@ -49,11 +90,6 @@ def _inputs(side: int, channels: int, device: str, dtype=torch.float32, grad=Fal
     return {"x": x, "weights": weights, "lam": lam, "u": u, "d": d, "mix": mix}
 
 
-def _leaves(inputs: dict) -> list[torch.Tensor]:
-    flat = [inputs["x"], inputs["lam"], inputs["u"], inputs["d"], inputs["mix"]]
-    return flat + [w for triple in inputs["weights"].values() for w in triple]
-
-
 def _runner(backend: str, inputs: dict, backward: bool) -> Callable[[], None]:
     if backend == "attention":
         x = inputs["x"]
@@ -67,9 +103,11 @@ def _runner(backend: str, inputs: dict, backward: bool) -> Callable[[], None]:
         return run
 
     def run() -> None:
-        out = gspn_4dir(**inputs, backend=backend)
         if backward:
-            out.sum().backward()
+            gspn_4dir(**inputs, backend=backend).sum().backward()
+        else:
+            with torch.no_grad():
+                gspn_4dir(**inputs, backend=backend)
 
     return run
 
@@ -87,128 +125,179 @@ def peak_bandwidth_gbs() -> float | None:
     return 2 * clock_khz * 1e3 * bus_bits / 8 / 1e9
 
 
-def _cpu(quick: bool, sides: Sequence[int] | None) -> dict[str, Any]:
-    rows = []
-    for side in [8] if quick else [8, 12]:
+def _by(rows: Sequence[Measurement], case: str) -> dict[tuple[str, Any], Measurement]:
+    return {(m.impl, m.size): m for m in rows if m.case == case}
+
+
+def _cpu(settings: BenchSettings) -> tuple[list[Measurement], dict[str, list]]:
+    rows: list[Measurement] = []
+    case = "one → scan forward, C=4"
+    for side in settings.reference_sides:
         inputs = _inputs(side, 4, "cpu")
         args = (inputs["x"], *inputs["weights"]["lr"], inputs["lam"][:, 0])
         with torch.no_grad():
-            naive = time_callable(lambda args=args: gspn_scan(*args, backend="naive"), warmup=0)
-            vec = time_callable(lambda args=args: gspn_scan(*args, backend="torch"))
-        rows.append(
-            {
-                "H=W": side,
-                "naive ms": 1e3 * naive.median_s,
-                "torch ms": 1e3 * vec.median_s,
-                "naive / torch": naive.median_s / vec.median_s,
-            }
-        )
-    print_table(rows, title="one → scan, C=4, forward: per-pixel loop vs vectorised torch")
-    sides = list(sides or ([32, 64, 128] if quick else [32, 64, 128, 256]))
-    scaling = []
-    for side in progress(sides, "torch scan"):
+            for impl, warmup in (("reference", 0), ("scan", 1)):
+                fn = partial(gspn_scan, *args, backend=impl)
+                rows.append(measure(impl, side, fn, case=case, warmup=warmup))
+    got = _by(rows, case)
+    ratio = [
+        {
+            "H=W": s,
+            "reference ms": 1e3 * got["reference", s].seconds,
+            "scan ms": 1e3 * got["scan", s].seconds,
+            "reference / scan": got["reference", s].seconds / got["scan", s].seconds,
+        }
+        for s in settings.reference_sides
+    ]
+    print_table(ratio, title="one → scan, C=4, forward: per-pixel reference vs vectorised scan")
+    for side in progress(list(settings.scan_sides), "scan backend"):
         inputs = _inputs(side, 8, "cpu", grad=True)
-        with torch.no_grad():
-            fwd = time_callable(_runner("torch", inputs, False))
-        both = time_callable(_runner("torch", inputs, True))
-        scaling.append(
-            {
-                "H=W": side,
-                "N": side * side,
-                "fwd ms": 1e3 * fwd.median_s,
-                "fwd+bwd ms": 1e3 * both.median_s,
-            }
-        )
-    slopes = {
-        key: loglog_slope([r["N"] for r in scaling], [r[key] for r in scaling])
-        for key in ("fwd ms", "fwd+bwd ms")
-    }
-    print_table(scaling, title="4-direction scan, torch backend, B=1, C=8 (CPU)")
-    print(", ".join(f"slope of {k} against N: {v:.2f}" for k, v in slopes.items()))
-    return {"naive_vs_torch": rows, "torch_scaling": scaling, "slopes": slopes}
+        for case, backward in (("4-dir forward", False), ("4-dir forward+backward", True)):
+            run = _runner("scan", inputs, backward)
+            rows.append(measure("scan", side * side, run, case=case, params={"side": side}))
+    fwd, both = _by(rows, "4-dir forward"), _by(rows, "4-dir forward+backward")
+    sweep = [
+        {
+            "H=W": s,
+            "N": s * s,
+            "fwd ms": 1e3 * fwd["scan", s * s].seconds,
+            "fwd+bwd ms": 1e3 * both["scan", s * s].seconds,
+        }
+        for s in settings.scan_sides
+    ]
+    print_table(sweep, title="4-direction scan, scan backend, B=1, C=8 (CPU)")
+    return rows, {"reference_vs_scan": ratio, "scan_scaling": sweep}
 
 
-def _kernel_bandwidth(side: int, channels: int, device: str) -> dict[str, Any]:
-    """One direction set (→ ←) straight through the autograd Function on the kernel layout."""
+def _kernel_alone(side: int, channels: int, device: str) -> list[Measurement]:
+    """One direction set (→ ←) straight through each kernel's forward on the line layout."""
     gen = torch.Generator().manual_seed(side)
     shape = (1, 2, channels, side, side)
     xs, lam = (torch.rand(shape, generator=gen).to(device) for _ in range(2))
     ws = [torch.rand(1, 2, 1, side, side, generator=gen).to(device) for _ in range(3)]
-    row: dict[str, Any] = {"H=W": side, "C": channels}
     nbytes = 4 * (3 * xs.numel() + 3 * ws[0].numel())
-    for backend in ("cuda", "cuda_multilaunch"):
-        with torch.no_grad():
-            t = time_callable(
-                lambda backend=backend: GSPNScanFunction.apply(
-                    xs, *ws, lam, side, (False, True), backend
-                ),
-                device=device,
-            )
-        row[f"{backend} ms"] = 1e3 * t.median_s
-        row[f"{backend} GB/s"] = nbytes / t.median_s / 1e9
-    return row
-
-
-def _gpu(quick: bool, device: str) -> dict[str, Any]:
-    configs = [(s, 8) for s in ([64, 256, 1024] if quick else [64, 128, 256, 512, 1024])]
-    configs += [(512, 32), (512, 64)]
     rows = []
-    for side, channels in progress(configs, "gpu"):
-        row: dict[str, Any] = {"H=W": side, "C": channels}
-        for backend in ("cuda", "cuda_multilaunch", "torch", "attention"):
-            if backend == "attention" and side > 256:
-                continue
-            if backend == "torch" and side > 512:
+    for impl in ("cuda", "cuda_multilaunch"):
+        fn = partial(backend_module(impl).forward, xs, *ws, lam, side, (False, True))
+        params = {"side": side, "C": channels, "bytes": nbytes}
+        rows.append(
+            measure(impl, side * side, fn, device=device, case="kernel alone", params=params)
+        )
+    return rows
+
+
+def _gpu(settings: BenchSettings, device: str) -> tuple[list[Measurement], dict[str, list]]:
+    rows: list[Measurement] = []
+    for side, channels in progress(list(settings.gpu_configs), "gpu"):
+        for impl in ("cuda", "cuda_multilaunch", "scan", "attention"):
+            if (impl == "attention" and side > ATTENTION_MAX) or (
+                impl == "scan" and side > SCAN_MAX
+            ):
                 continue
             inputs = _inputs(side, channels, device, grad=True)
-            with torch.no_grad():
-                fwd = time_callable(_runner(backend, inputs, False), device=device)
-            both = time_callable(_runner(backend, inputs, True), device=device)
-            row[f"{backend} fwd ms"] = 1e3 * fwd.median_s
-            row[f"{backend} fwd+bwd ms"] = 1e3 * both.median_s
-        row["multilaunch / cuda fwd"] = row["cuda_multilaunch fwd ms"] / row["cuda fwd ms"]
-        row["multilaunch / cuda fwd+bwd"] = (
-            row["cuda_multilaunch fwd+bwd ms"] / row["cuda fwd+bwd ms"]
-        )
-        rows.append(row)
-    print_table(rows, title=f"4-direction scan, B=1, fp32, {torch.cuda.get_device_name()}")
+            for case, backward in (
+                ("gpu 4-dir forward", False),
+                ("gpu 4-dir forward+backward", True),
+            ):
+                params = {"side": side, "C": channels}
+                run = _runner(impl, inputs, backward)
+                rows.append(
+                    measure(impl, side * side, run, device=device, case=case, params=params)
+                )
+    table = []
+    for side, channels in settings.gpu_configs:
+        row: dict[str, Any] = {"H=W": side, "C": channels}
+        for m in rows:
+            if m.params == {"side": side, "C": channels}:
+                row[f"{m.impl} {m.case.removeprefix('gpu 4-dir ')} ms"] = 1e3 * m.seconds
+        for case in ("forward", "forward+backward"):
+            row[f"multilaunch / cuda {case}"] = (
+                row[f"cuda_multilaunch {case} ms"] / row[f"cuda {case} ms"]
+            )
+        table.append(row)
+    print_table(table, title=f"4-direction scan, B=1, fp32, {torch.cuda.get_device_name()}")
     peak = peak_bandwidth_gbs()
-    bandwidth = [_kernel_bandwidth(s, c, device) for s, c in configs]
-    for row in bandwidth:
-        row["cuda % of peak"] = 100 * row["cuda GB/s"] / peak if peak else float("nan")
+    bandwidth = []
+    for side, channels in settings.gpu_configs:
+        alone = _kernel_alone(side, channels, device)
+        rows += alone
+        row = {"H=W": side, "C": channels}
+        for m in alone:
+            gbs = m.params["bytes"] / m.seconds / 1e9
+            row[f"{m.impl} ms"], row[f"{m.impl} GB/s"] = 1e3 * m.seconds, gbs
+            if m.impl == "cuda" and peak:
+                row["cuda % of peak"] = 100 * gbs / peak
+        bandwidth.append(row)
     print_table(bandwidth, title=f"kernel alone, one direction set (→ ←), peak {peak} GB/s")
-    return {"rows": rows, "bandwidth": bandwidth, "peak_GBs": peak}
+    return rows, {"gpu": table, "bandwidth": bandwidth, "peak_GBs": peak}
 
 
-def _plot(cpu: dict, gpu: dict | None, out: Path) -> Path:
-    fig, axes = figure(1, 2, size=(10, 4))
-    ax_c, ax_g = axes[0]
-    sc = cpu["torch_scaling"]
-    for key in ("fwd ms", "fwd+bwd ms"):
-        ax_c.loglog([r["N"] for r in sc], [r[key] for r in sc], "o-", label=f"torch {key[:-3]}")
-    ax_c.set(xlabel="N = H·W", ylabel="ms", title="CPU, torch backend, C = 8")
-    ax_c.legend()
-    if gpu:
-        rows = [r for r in gpu["rows"] if r["C"] == 8]
-        for backend in ("cuda", "cuda_multilaunch", "torch", "attention"):
-            pts = [
-                (r["H=W"] ** 2, r[f"{backend} fwd ms"]) for r in rows if f"{backend} fwd ms" in r
-            ]
-            ax_g.loglog(*zip(*pts, strict=True), "o-", label=backend)
-        ax_g.set(xlabel="N = H·W", ylabel="forward ms", title="GPU, C = 8")
-        ax_g.legend()
+def _cost_claim(rows: Sequence[Measurement]) -> Claim:
+    fwd = scaling(rows, case="4-dir forward")["scan"]
+    both = scaling(rows, case="4-dir forward+backward")["scan"]
+    slope = fwd["slope"]
+    return Claim(
+        "The propagation costs O(N) in the number of pixels N",
+        paper="linear-time propagation against quadratic self-attention",
+        measured=(
+            f"log-log slope of the CPU scan's time against N: {slope:.2f} forward, "
+            f"{both['slope']:.2f} forward + backward (N = {fwd['sizes'][0]:,}-{fwd['sizes'][-1]:,})"
+        ),
+        verdict="held" if slope <= LINEAR_SLOPE else "not held",
+        why=f"held when the forward slope is at most {LINEAR_SLOPE}; scan backend, B = 1, C = 8",
+    )
+
+
+def _kernel_claim(tables: dict[str, list]) -> Claim:
+    row = max((r for r in tables["gpu"] if r["C"] == 8), key=lambda r: r["H=W"])
+    ratio = row["multilaunch / cuda forward"]
+    if ratio >= ORDER_OF_MAGNITUDE:
+        verdict = "held"
     else:
-        ax_g.set_axis_off()
-        ax_g.text(0.5, 0.5, "no GPU in this run", ha="center", va="center")
-    return save_figure(fig, out / "bench.png")
+        verdict = "partly" if ratio > 1 else "not held"
+    return Claim(
+        KERNEL_CLAIM.statement,
+        paper=KERNEL_CLAIM.paper,
+        measured=(
+            f"{row['H=W']}×{row['H=W']}×8 forward: {row['cuda_multilaunch forward ms']:.3g} ms "
+            f"-> {row['cuda forward ms']:.3g} ms ({ratio:.3g}x; forward + backward "
+            f"{row['multilaunch / cuda forward+backward']:.3g}x)"
+        ),
+        verdict=verdict,
+        why=(
+            f"held at a forward speed-up of at least {ORDER_OF_MAGNITUDE:g}x, partly above 1x; "
+            f"B = 1, fp32, {torch.cuda.get_device_name()}"
+        ),
+    )
 
 
-def bench(
-    *, quick: bool = False, device: str = "cpu", out: Path, sides: Sequence[int] | None = None
-) -> dict[str, Any]:
-    """The CPU tables always; the GPU tables when ``device`` is CUDA. ``sides`` overrides the CPU
-    scaling sizes (for smoke tests)."""
-    cpu = _cpu(quick, sides)
-    gpu = _gpu(quick, device) if device.startswith("cuda") else None
-    _plot(cpu, gpu, out)
-    return {"device": device, "cpu": cpu, "gpu": gpu}
+def bench(*, quick: bool = False, device: str = "cpu", out: Path) -> Report:
+    """The CPU tables always; the GPU tables when ``device`` is CUDA. Sizes: :data:`QUICK` or
+    :data:`FULL`."""
+    settings = QUICK if quick else FULL
+    rows, tables = _cpu(settings)
+    figures = [plot_scaling(rows, out / "bench.png", case="4-dir forward", xlabel="N = H·W")]
+    claims = [_cost_claim(rows)]
+    data: dict[str, Any] = {"fits": scaling(rows, case="4-dir forward")}
+    if device.startswith("cuda"):
+        gpu_rows, gpu_tables = _gpu(settings, device)
+        rows += gpu_rows
+        data["peak_GBs"] = gpu_tables.pop("peak_GBs")
+        tables.update(gpu_tables)
+        claims.insert(0, _kernel_claim(tables))
+        c8 = [m for m in gpu_rows if m.params.get("C") == 8]
+        figures.append(
+            plot_scaling(
+                c8, out / "bench_gpu.png", case="gpu 4-dir forward", xlabel="N = H·W, C = 8"
+            )
+        )
+    else:
+        claims.insert(0, KERNEL_CLAIM)
+    return Report(
+        claims=claims,
+        tables=tables,
+        figures=figures,
+        settings={**asdict(settings), "device": device, "dtype": "float32", "batch": 1},
+        measurements=rows,
+        data=data,
+    )

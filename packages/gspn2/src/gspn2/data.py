@@ -15,20 +15,33 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from paperkit import param_error
+from paperkit import check_int, check_memory, check_real
 
 __all__ = ["load_digits_images", "load_fashion_mnist"]
 
 Split = tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]
 
 
+#: Images in scikit-learn's digits set.
+N_DIGITS = 1797
+
+
+def _check_size(owner: str, size: object, images: int) -> int:
+    """An image side whose float32 images (and a resized copy) fit in memory."""
+    size = check_int("size", owner, size, low=1)
+    return check_memory("size", owner, size, 2 * 4 * images * size * size)
+
+
 def load_digits_images(size: int = 16, test_fraction: float = 0.25) -> Split:
     """(x_train, y_train, x_test, y_test): float32 images (n, 1, size, size) and int64 labels."""
+    owner = "load_digits_images"
+    size = _check_size(owner, size, N_DIGITS)
+    test_fraction = check_real(
+        "test_fraction", owner, test_fraction, low=0, high=1, low_open=True, high_open=True
+    )
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    if not 0 < test_fraction < 1:
-        raise param_error("test_fraction", "load_digits_images", "in (0, 1)", test_fraction)
     digits = load_digits()
     images = torch.tensor(digits.images / 16.0, dtype=torch.float32).unsqueeze(1)
     if size != 8:
@@ -51,6 +64,7 @@ def _read_idx(path: Path) -> np.ndarray:
 def load_fashion_mnist(root: str | Path, size: int = 28) -> Split:
     """(x_train, y_train, x_test, y_test) of Fashion-MNIST in ``root`` (train-images-idx3-ubyte.gz,
     train-labels-idx1-ubyte.gz, t10k-…): images in [0, 1], resized to ``size`` when it is not 28."""
+    size = _check_size("load_fashion_mnist", size, 70_000)
     root = Path(root)
     names = ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz")
     names += ("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz")

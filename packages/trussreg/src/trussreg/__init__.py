@@ -8,37 +8,52 @@
 True
 """
 
-from trussreg.baselines import (
-    RegistrationResult,
-    kcore_registration,
-    maximal_clique_registration,
-    ransac,
-    spectral_registration,
-)
-from trussreg.data import make_synthetic_pair
-from trussreg.geometry import kabsch, spatial_distribution_score
-from trussreg.graph import compatibility_graph, consensus_sample, edge_support, vote_counts
-from trussreg.metrics import inlier_scores, registration_metrics
-from trussreg.registration import TrussRegistration, candidate_sets
-from trussreg.truss import node_truss, truss_decomposition
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "RegistrationResult",
-    "TrussRegistration",
-    "candidate_sets",
-    "compatibility_graph",
-    "consensus_sample",
-    "edge_support",
-    "inlier_scores",
-    "kabsch",
-    "kcore_registration",
-    "make_synthetic_pair",
-    "maximal_clique_registration",
-    "node_truss",
-    "ransac",
-    "registration_metrics",
-    "spatial_distribution_score",
-    "spectral_registration",
-    "truss_decomposition",
-    "vote_counts",
-]
+from paperkit.lazy import lazy_exports
+
+__version__ = "0.1.0"
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "RegistrationResult": "baselines",
+        "TrussRegistration": "registration",
+        "candidate_sets": "registration",
+        "compatibility_graph": "graph",
+        "consensus_sample": "graph",
+        "edge_support": "graph",
+        "inlier_scores": "metrics",
+        "kabsch": "geometry",
+        "kcore_registration": "baselines",
+        "make_synthetic_pair": "data",
+        "maximal_clique_registration": "baselines",
+        "node_truss": "truss",
+        "ransac": "baselines",
+        "registration_metrics": "metrics",
+        "spatial_distribution_score": "geometry",
+        "spectral_registration": "baselines",
+        "truss_decomposition": "truss",
+        "vote_counts": "graph",
+    },
+)
+
+if TYPE_CHECKING:  # the same names, for static tools (``X as X``: an explicit re-export)
+    from trussreg.baselines import RegistrationResult as RegistrationResult
+    from trussreg.baselines import kcore_registration as kcore_registration
+    from trussreg.baselines import maximal_clique_registration as maximal_clique_registration
+    from trussreg.baselines import ransac as ransac
+    from trussreg.baselines import spectral_registration as spectral_registration
+    from trussreg.data import make_synthetic_pair as make_synthetic_pair
+    from trussreg.geometry import kabsch as kabsch
+    from trussreg.geometry import spatial_distribution_score as spatial_distribution_score
+    from trussreg.graph import compatibility_graph as compatibility_graph
+    from trussreg.graph import consensus_sample as consensus_sample
+    from trussreg.graph import edge_support as edge_support
+    from trussreg.graph import vote_counts as vote_counts
+    from trussreg.metrics import inlier_scores as inlier_scores
+    from trussreg.metrics import registration_metrics as registration_metrics
+    from trussreg.registration import TrussRegistration as TrussRegistration
+    from trussreg.registration import candidate_sets as candidate_sets
+    from trussreg.truss import node_truss as node_truss
+    from trussreg.truss import truss_decomposition as truss_decomposition

@@ -1,7 +1,9 @@
 """Baselines on the same compatibility graphs: RANSAC, max k-core, spectral, maximal cliques.
 
-Each returns a :class:`RegistrationResult` (``R``, ``t``, ``inliers``, ``success``, ``seconds``)
-and refines its pick with the same least-squares rounds as :class:`TrussRegistration`.
+Each takes the (N, 3) source and target points ``P`` and ``Q`` of N >= 3 correspondences (NaN and
+inf refused, integers cast to float64), returns a :class:`RegistrationResult` (``R``, ``t``,
+``inliers``, ``success``, ``seconds``) and refines its pick with the same least-squares rounds as
+:class:`trussreg.TrussRegistration`.
 """
 
 from __future__ import annotations
@@ -15,9 +17,8 @@ import networkx as nx
 import numpy as np
 from scipy.sparse.linalg import eigsh
 
-from paperkit import param_error
-from trussreg.checks import as_point_pair, check_int, check_positive
-from trussreg.geometry import is_degenerate, kabsch_unchecked
+from paperkit import check_int, check_real
+from trussreg.geometry import is_degenerate, kabsch_unchecked, point_pair
 from trussreg.graph import compatibility_graph, consensus_sample, edge_list
 from trussreg.scoring import RESIDUAL_BLOCK, mae_scores, refine, residuals, score_hypotheses
 
@@ -64,12 +65,18 @@ def ransac(
 
     Stops early, as usual, once the samples drawn reach
     :math:`\log(1 - \text{confidence}) / \log(1 - w^3)` for the best inlier fraction w so far.
+
+    Shapes:
+        P, Q: (N, 3) source and target points, N >= 3 (NaN and inf refused).
+        returns: a :class:`RegistrationResult` with R (3, 3), t (3,) and inliers (N,).
     """
-    P, Q = as_point_pair(P, Q, "ransac")
-    iters = check_int(iters, "iters", "ransac", minimum=1)
-    tau = check_positive(tau, "tau", "ransac")
-    if not 0 < confidence < 1:
-        raise param_error("confidence", "ransac", "in (0, 1)", confidence)
+    P, Q = point_pair("ransac", P, Q)
+    iters = check_int("iters", "ransac", iters, low=1)
+    tau = check_real("tau", "ransac", tau, low=0, low_open=True)
+    seed = check_int("seed", "ransac", seed, low=0)
+    confidence = check_real(
+        "confidence", "ransac", confidence, low=0, high=1, low_open=True, high_open=True
+    )
     start = time.perf_counter()
     rng = np.random.default_rng(seed)
     best, best_score, best_count = None, 0.0, 0
@@ -99,9 +106,15 @@ def kcore_registration(
     P: Any, Q: Any, tau: float = 0.1, m: int | None = None
 ) -> RegistrationResult:
     """TEASER-style pruning without the clique: the maximum k-core of the compatibility graph
-    (on the top-``m`` skeleton when ``m`` is set), then Kabsch on its nodes."""
-    P, Q = as_point_pair(P, Q, "kcore_registration")
-    tau = check_positive(tau, "tau", "kcore_registration")
+    (on the top-``m`` skeleton when ``m`` is set), then Kabsch on its nodes.
+
+    Shapes:
+        P, Q: (N, 3) source and target points, N >= 3 (NaN and inf refused).
+        returns: a :class:`RegistrationResult` with R (3, 3), t (3,) and inliers (N,).
+    """
+    P, Q = point_pair("kcore_registration", P, Q)
+    tau = check_real("tau", "kcore_registration", tau, low=0, low_open=True)
+    m = None if m is None else check_int("m", "kcore_registration", m, low=3)
     start = time.perf_counter()
     A = compatibility_graph(P, Q, tau)
     nodes = consensus_sample(A, m) if m is not None else np.arange(len(P))
@@ -117,9 +130,14 @@ def kcore_registration(
 
 def spectral_registration(P: Any, Q: Any, tau: float = 0.1) -> RegistrationResult:
     r"""Spectral matching (SM / SC² style): the leading eigenvector u of the soft compatibility
-    matrix S_ij = max(0, 1 - d_ij^2/tau^2); Kabsch weighted by u on {i : u_i >= max(u) / 2}."""
-    P, Q = as_point_pair(P, Q, "spectral_registration")
-    tau = check_positive(tau, "tau", "spectral_registration")
+    matrix S_ij = max(0, 1 - d_ij^2/tau^2); Kabsch weighted by u on {i : u_i >= max(u) / 2}.
+
+    Shapes:
+        P, Q: (N, 3) source and target points, N >= 3 (NaN and inf refused).
+        returns: a :class:`RegistrationResult` with R (3, 3), t (3,) and inliers (N,).
+    """
+    P, Q = point_pair("spectral_registration", P, Q)
+    tau = check_real("tau", "spectral_registration", tau, low=0, low_open=True)
     start = time.perf_counter()
     S = compatibility_graph(P, Q, tau, soft=True)
     R = t = None
@@ -137,12 +155,17 @@ def maximal_clique_registration(
 ) -> RegistrationResult:
     """MAC-lite: maximal cliques (networkx ``find_cliques``) of the top-``m`` skeleton, m <= 300;
     for each node its largest clique (MAC's node-guided selection) gives a Kabsch hypothesis,
-    scored by the MAE score on all correspondences. At most ``max_cliques`` are enumerated."""
-    P, Q = as_point_pair(P, Q, "maximal_clique_registration")
-    tau = check_positive(tau, "tau", "maximal_clique_registration")
-    m = check_int(m, "m", "maximal_clique_registration", minimum=3)
-    if m > MAX_CLIQUE_NODES:
-        raise param_error("m", "maximal_clique_registration", f"at most {MAX_CLIQUE_NODES}", m)
+    scored by the MAE score on all correspondences. At most ``max_cliques`` are enumerated.
+
+    Shapes:
+        P, Q: (N, 3) source and target points, N >= 3 (NaN and inf refused).
+        returns: a :class:`RegistrationResult` with R (3, 3), t (3,) and inliers (N,).
+    """
+    owner = "maximal_clique_registration"
+    P, Q = point_pair(owner, P, Q)
+    tau = check_real("tau", owner, tau, low=0, low_open=True)
+    m = check_int("m", owner, m, low=3, high=MAX_CLIQUE_NODES)
+    max_cliques = check_int("max_cliques", owner, max_cliques, low=1)
     start = time.perf_counter()
     A = compatibility_graph(P, Q, tau)
     nodes = consensus_sample(A, m)

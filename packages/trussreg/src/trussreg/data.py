@@ -1,4 +1,4 @@
-"""Synthetic correspondence sets with controlled outlier ratios (the card's feature-free generator).
+"""Synthetic, feature-free correspondence sets with controlled outlier ratios.
 
 Points are sampled on procedural surfaces; inlier matches map a source point by the ground-truth
 motion (plus Gaussian noise), random outliers pair a source point with an unrelated target-surface
@@ -13,13 +13,16 @@ from typing import Any
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from paperkit import check_choice, param_error
-from trussreg.checks import check_int
+from paperkit import check_choice, check_int, check_memory, check_real, param_error
 
 __all__ = ["SCENES", "make_synthetic_pair", "sample_scene"]
 
 SCENES = ("boxes", "sphere", "room")
 CLUSTER_RADIUS = 0.3
+#: Scene points sampled per correspondence.
+CLOUD_PER_CORRESPONDENCE = 20
+#: Bytes the generator holds per scene point: the cloud, its overlap slab, distances, masks.
+BYTES_PER_POINT = 64
 
 
 def _box_surface(rng: np.random.Generator, n: int, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -37,6 +40,7 @@ def sample_scene(scene: str, n: int, rng: np.random.Generator) -> np.ndarray:
     """n points on a procedural surface: ``"boxes"`` (5 boxes on a 4 m x 4 m floor), ``"room"``
     (floor, walls and ceiling of a 5 m x 4 m x 2.5 m room) or ``"sphere"`` (radius 1.5 m)."""
     scene = check_choice("scene", "sample_scene", scene, SCENES)
+    n = check_int("n", "sample_scene", n, low=1)
     if scene == "sphere":
         x = rng.standard_normal((n, 3))
         return 1.5 * x / np.linalg.norm(x, axis=1, keepdims=True)
@@ -78,21 +82,25 @@ def make_synthetic_pair(
       wrong motion (R', t') (mutually consistent, so they form a dense clique);
     - the other outliers: p anywhere, q = R_gt x + t_gt for an unrelated scene point x.
 
-    Rows are shuffled. Returns a dict with ``P``, ``Q`` (N, 3), ``R_gt``, ``t_gt`` and
-    ``inlier_gt`` (N,) bool.
+    Rows are shuffled. ``n_corr`` is refused when its scene cloud would not fit in memory; NaN
+    and inf ratios, noise or overlap are refused.
+
+    Shapes:
+        returns: a dict with ``P``, ``Q`` (N, 3), ``R_gt`` (3, 3), ``t_gt`` (3,) and
+        ``inlier_gt`` (N,) bool.
     """
     owner = "make_synthetic_pair"
-    n_corr = check_int(n_corr, "n_corr", owner, minimum=3)
-    for name, value in (
-        ("outlier_ratio", outlier_ratio),
-        ("clustered_outlier_frac", clustered_outlier_frac),
-    ):
-        if not 0 <= value <= 1:
-            raise param_error(name, owner, "in [0, 1]", value)
-    if not 0 < overlap <= 1:
-        raise param_error("overlap", owner, "in (0, 1]", overlap)
-    if noise < 0:
-        raise param_error("noise", owner, ">= 0", noise)
+    n_corr = check_int("n_corr", owner, n_corr, low=3)
+    cloud_points = CLOUD_PER_CORRESPONDENCE * n_corr
+    check_memory("n_corr", owner, n_corr, BYTES_PER_POINT * cloud_points)
+    outlier_ratio = check_real("outlier_ratio", owner, outlier_ratio, low=0, high=1)
+    noise = check_real("noise", owner, noise, low=0)
+    clustered_outlier_frac = check_real(
+        "clustered_outlier_frac", owner, clustered_outlier_frac, low=0, high=1
+    )
+    scene = check_choice("scene", owner, scene, SCENES)
+    overlap = check_real("overlap", owner, overlap, low=0, high=1, low_open=True)
+    seed = check_int("seed", owner, seed, low=0)
     n_in = int(round((1 - outlier_ratio) * n_corr))
     n_cl = int(round(clustered_outlier_frac * n_corr))
     if n_in + n_cl > n_corr:
@@ -107,7 +115,7 @@ def make_synthetic_pair(
     R_gt = Rotation.random(random_state=rng).as_matrix()
     direction = rng.standard_normal(3)
     t_gt = direction / np.linalg.norm(direction) * rng.uniform(0, 2.0)
-    cloud = sample_scene(scene, 20 * n_corr, rng)
+    cloud = sample_scene(scene, cloud_points, rng)
     cut = np.quantile(cloud[:, 0], overlap)
     shared = cloud[cloud[:, 0] <= cut]
     p_in = shared[rng.choice(len(shared), n_in, replace=len(shared) < n_in)]

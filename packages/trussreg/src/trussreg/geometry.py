@@ -6,14 +6,46 @@ from typing import Any
 
 import numpy as np
 
-from paperkit import Described, param_error
-from trussreg.checks import as_points, check_positive
+from paperkit import Described, check_array, check_real, describe, param_error
 
-__all__ = ["is_degenerate", "kabsch", "kabsch_unchecked", "spatial_distribution_score"]
+__all__ = [
+    "is_degenerate",
+    "kabsch",
+    "kabsch_unchecked",
+    "default_voxel",
+    "point_pair",
+    "points",
+    "sds_unchecked",
+    "spatial_distribution_score",
+]
 
 #: Centred point sets whose second singular value is below this fraction of the first are
 #: treated as collinear: the rotation about their line is not determined.
 COLLINEAR_RTOL = 1e-9
+
+
+def points(
+    name: str,
+    owner: str,
+    value: Any,
+    *,
+    dims: dict | None = None,
+    label: str = "N",
+    nonempty: bool = True,
+) -> np.ndarray:
+    """A finite (n, 3) array of real numbers as float64 (integers are cast; NaN, inf refused)."""
+    array = check_array(name, owner, value, shape=(label, 3), dims=dims, nonempty=nonempty)
+    return array.astype(np.float64)
+
+
+def point_pair(owner: str, P: Any, Q: Any, *, min_points: int = 3) -> tuple[np.ndarray, np.ndarray]:
+    """Source and target points of N >= ``min_points`` correspondences, each (N, 3)."""
+    dims: dict = {}
+    P = points("P", owner, P, dims=dims)
+    if len(P) < min_points:
+        expected = f"at least {min_points} points (one per correspondence)"
+        raise param_error("P", owner, expected, describe(P))
+    return P, points("Q", owner, Q, dims=dims)
 
 
 def is_degenerate(P: np.ndarray, w: np.ndarray | None = None) -> bool:
@@ -64,24 +96,27 @@ def kabsch(P: Any, Q: Any, w: Any = None) -> tuple[np.ndarray, np.ndarray]:
     with :math:`\hat w = w / \sum w`; R is always a proper rotation (det R = +1), also for planar
     or mirrored configurations. Weights are scale-invariant.
 
+    Shapes:
+        P, Q: (N, 3) source and target points, N >= 3 (integers are cast to float64).
+        w: (N,) non-negative weights, not all 0, or None (equal weights).
+        returns: ``(R, t)``, (3, 3) and (3,).
+
     Raises:
-        ValueError: shapes differ, fewer than 3 points, non-finite values, negative weights, or
-            the weighted source points are collinear (the rotation is then not determined).
+        ValueError: shapes differ, fewer than 3 points, NaN or inf, negative weights, or the
+            weighted source points are collinear (the rotation is then not determined).
+
+    >>> P = np.eye(3)
+    >>> R, t = kabsch(P, P + [1.0, 2.0, 3.0])
+    >>> bool(np.allclose(R, np.eye(3))), np.round(t, 12).tolist()
+    (True, [1.0, 2.0, 3.0])
     """
-    P = as_points(P, "P", "kabsch", min_rows=3)
-    Q = as_points(Q, "Q", "kabsch", min_rows=3)
-    if P.shape != Q.shape:
-        raise param_error("Q", "kabsch", f"of the shape of P, {P.shape}", Described(Q.shape))
+    P, Q = point_pair("kabsch", P, Q)
     if w is not None:
-        w = np.asarray(w)
-        if w.dtype.kind not in "biuf":
+        w = check_array("w", "kabsch", w, shape=(len(P),)).astype(np.float64)
+        if (w < 0).any() or w.sum() <= 0:
+            expected = "non-negative weights, not all 0"
             raise param_error(
-                "w", "kabsch", "numeric", Described(f"dtype {w.dtype}"), cls=TypeError
-            )
-        w = w.astype(np.float64)
-        if w.shape != (len(P),) or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
-            raise param_error(
-                "w", "kabsch", f"finite non-negative weights of shape ({len(P)},), not all 0", w
+                "w", "kabsch", expected, Described(f"weights in [{w.min():g}, {w.max():g}]")
             )
     if is_degenerate(P, w):
         raise param_error(
@@ -105,20 +140,31 @@ def spatial_distribution_score(
 
     with unif = 0 when |V_I| < 2. A dense cluster of consistent wrong matches in one small region
     scores 0; inliers spread evenly over the overlap score near 1.
+
+    Shapes:
+        P_all: (N, 3) source points of every correspondence (NaN and inf refused).
+        inlier_mask: (N,) boolean.
     """
-    P = as_points(P_all, "P_all", "spatial_distribution_score")
-    mask = np.asarray(inlier_mask)
-    if mask.dtype != bool or mask.shape != (len(P),):
-        raise param_error(
-            "inlier_mask",
-            "spatial_distribution_score",
-            f"a boolean array of shape ({len(P)},)",
-            Described(f"dtype {mask.dtype}, shape {mask.shape}"),
-        )
+    owner = "spatial_distribution_score"
+    dims: dict = {}
+    P = points("P_all", owner, P_all, dims=dims)
+    mask = check_array("inlier_mask", owner, inlier_mask, shape=("N",), dims=dims, kind="bool")
     if voxel_size is None:
-        diag = float(np.linalg.norm(P.max(axis=0) - P.min(axis=0)))
-        voxel_size = diag / 10 if diag > 0 else 1.0
-    voxel_size = check_positive(voxel_size, "voxel_size", "spatial_distribution_score")
+        voxel_size = default_voxel(P)
+    voxel_size = check_real("voxel_size", owner, voxel_size, low=0, low_open=True)
+    return sds_unchecked(P, mask, voxel_size)
+
+
+def default_voxel(P: np.ndarray) -> float:
+    """diag(bbox(P)) / 10, the default voxel of :func:`spatial_distribution_score` (1 for one
+    point)."""
+    diag = float(np.linalg.norm(P.max(axis=0) - P.min(axis=0)))
+    return diag / 10 if diag > 0 else 1.0
+
+
+def sds_unchecked(P: np.ndarray, mask: np.ndarray, voxel_size: float | None = None) -> float:
+    """:func:`spatial_distribution_score` without argument checks (scoring loops)."""
+    voxel_size = default_voxel(P) if voxel_size is None else voxel_size
     keys = np.floor((P - P.min(axis=0)) / voxel_size).astype(np.int64)
     n_all = len(np.unique(keys, axis=0))
     if not mask.any():

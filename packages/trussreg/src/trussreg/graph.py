@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from paperkit import Described, param_error
-from trussreg.checks import as_point_pair, check_int, check_positive
+from paperkit import Described, check_bool, check_int, check_real, describe, param_error
+from trussreg.geometry import point_pair
 
 __all__ = [
     "adjacency",
@@ -21,6 +21,7 @@ __all__ = [
     "edge_list",
     "edge_support",
     "pair_counts",
+    "sparse_graph",
     "vote_counts",
 ]
 
@@ -38,9 +39,18 @@ def compatibility_graph(P: Any, Q: Any, tau: float, soft: bool = False) -> spars
 
     With ``soft=True`` the stored values are :math:`s_{ij} = \max(0, 1 - d_{ij}^2/\tau^2)` on the
     same edges, otherwise 1. Computed in row blocks, O(N^2) time, O(N + E) memory.
+
+    Shapes:
+        P, Q: (N, 3) source and target points of N >= 3 correspondences (NaN and inf refused).
+        returns: (N, N) CSR matrix.
+
+    >>> P = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0]])
+    >>> compatibility_graph(P, P + 5, tau=0.1).toarray().tolist()
+    [[0.0, 1.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 0.0]]
     """
-    P, Q = as_point_pair(P, Q, "compatibility_graph")
-    tau = check_positive(tau, "tau", "compatibility_graph")
+    P, Q = point_pair("compatibility_graph", P, Q)
+    tau = check_real("tau", "compatibility_graph", tau, low=0, low_open=True)
+    soft = check_bool("soft", "compatibility_graph", soft)
     n = len(P)
     P, Q = P - P.mean(axis=0), Q - Q.mean(axis=0)  # centred: smaller round-off in the Gram form
     p2, q2 = (P**2).sum(axis=1), (Q**2).sum(axis=1)
@@ -64,14 +74,17 @@ def compatibility_graph(P: Any, Q: Any, tau: float, soft: bool = False) -> spars
     return A
 
 
-def _check_graph(A: Any, owner: str) -> sparse.csr_matrix:
+def sparse_graph(owner: str, A: Any) -> sparse.csr_matrix:
+    """``A`` as CSR: a square scipy sparse matrix with finite entries (paperkit's checks cover
+    dense arrays only)."""
     if not sparse.issparse(A):
-        raise param_error(
-            "A", owner, "a scipy sparse matrix", Described(type(A).__name__), cls=TypeError
-        )
+        raise param_error("A", owner, "a scipy sparse matrix", describe(A), cls=TypeError)
     if A.ndim != 2 or A.shape[0] != A.shape[1]:
         raise param_error("A", owner, "a square matrix", Described(f"shape {A.shape}"))
-    return sparse.csr_matrix(A)
+    A = sparse.csr_matrix(A)
+    if A.data.dtype.kind not in "biuf" or not np.isfinite(A.data).all():
+        raise param_error("A", owner, "finite real entries", Described(f"dtype {A.dtype}"))
+    return A
 
 
 def edge_list(A: Any) -> np.ndarray:
@@ -79,7 +92,7 @@ def edge_list(A: Any) -> np.ndarray:
 
     An edge is present when A_uv or A_vu is non-zero; the diagonal is ignored.
     """
-    A = _check_graph(A, "edge_list")
+    A = sparse_graph("edge_list", A)
     coo = sparse.triu(A + A.T, k=1).tocoo()
     keep = coo.data != 0
     edges = np.stack([coo.row[keep], coo.col[keep]], axis=1).astype(np.int64)
@@ -125,8 +138,12 @@ def edge_support(A: Any) -> tuple[np.ndarray, np.ndarray]:
 
     the number of triangles that contain the edge, from a blocked sparse-times-dense product
     (sparse-times-sparse above :data:`DENSE_MAX` nodes): O(E * n) time at most.
+
+    Shapes:
+        A: (n, n) scipy sparse adjacency (an edge where A_uv or A_vu is non-zero; finite).
+        returns: edges (E, 2) int64 and supports (E,) int64.
     """
-    A = _check_graph(A, "edge_support")
+    A = sparse_graph("edge_support", A)
     edges = edge_list(A)
     n = A.shape[0]
     B = adjacency(edges, n)
@@ -143,9 +160,13 @@ def consensus_sample(A: Any, m: int) -> np.ndarray:
     the number of compatibility triangles through node i (SC²-PCR's second-order consensus). Ties
     are broken by first-order degree, then by index. Returns min(m, N) distinct indices, sorted by
     votes in non-increasing order.
+
+    Shapes:
+        A: (N, N) scipy sparse compatibility graph (finite entries).
+        returns: (min(m, N),) int64 indices.
     """
-    A = _check_graph(A, "consensus_sample")
-    m = check_int(m, "m", "consensus_sample", minimum=3)
+    A = sparse_graph("consensus_sample", A)
+    m = check_int("m", "consensus_sample", m, low=3)
     votes, degree = _votes_and_degree(A)
     n = A.shape[0]
     order = np.lexsort((np.arange(n), -degree, -votes))
@@ -153,8 +174,13 @@ def consensus_sample(A: Any, m: int) -> np.ndarray:
 
 
 def vote_counts(A: Any) -> np.ndarray:
-    """Consensus votes v_i (compatibility triangles through each node), float (N,)."""
-    return _votes_and_degree(_check_graph(A, "vote_counts"))[0]
+    """Consensus votes v_i (compatibility triangles through each node).
+
+    Shapes:
+        A: (N, N) scipy sparse compatibility graph (finite entries).
+        returns: (N,) float.
+    """
+    return _votes_and_degree(sparse_graph("vote_counts", A))[0]
 
 
 def _votes_and_degree(A: sparse.csr_matrix) -> tuple[np.ndarray, np.ndarray]:

@@ -10,12 +10,11 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.csgraph import connected_components
 
-from paperkit import Described, check_choice, param_error
-from trussreg.checks import as_point_pair, as_points, check_int, check_positive
-from trussreg.geometry import is_degenerate, kabsch_unchecked
+from paperkit import Described, check_choice, check_int, check_real, param_error
+from trussreg.geometry import is_degenerate, kabsch_unchecked, point_pair, points
 from trussreg.graph import compatibility_graph, consensus_sample, edge_list
 from trussreg.scoring import refine, score_hypotheses
-from trussreg.truss import BACKENDS, node_truss, truss_decomposition
+from trussreg.truss import check_levels, node_truss, resolve, truss_decomposition
 
 __all__ = ["STRUCTURES", "TrussRegistration", "candidate_sets"]
 
@@ -31,7 +30,22 @@ def candidate_sets(
     edges with level >= k that has >= 3 nodes; then, for each of the first ``n_seeds`` nodes, the
     node and its neighbours inside the largest level-k subgraph that contains it. Duplicates are
     dropped, first occurrence kept; each set is a sorted array of node indices.
+
+    Shapes:
+        edges: (E, 2) integer node indices in [0, n) (E = 0: no sets).
+        levels: (E,) non-negative integer levels, one per edge.
+        returns: a list of (k_i,) int64 arrays, k_i >= 3.
+
+    Floating arrays (and with them NaN and inf) are refused.
+
+    >>> edges = [[0, 1], [0, 2], [1, 2], [2, 3]]
+    >>> [s.tolist() for s in candidate_sets(edges, [3, 3, 3, 2], 4, delta_k=3, n_seeds=0)]
+    [[0, 1, 2]]
     """
+    owner = "candidate_sets"
+    edges, levels, n = check_levels(owner, edges, levels, n)
+    delta_k = check_int("delta_k", owner, delta_k, low=0)
+    n_seeds = check_int("n_seeds", owner, n_seeds, low=0)
     sets: dict[tuple[int, ...], None] = {}
     if len(edges) == 0:
         return []
@@ -79,8 +93,15 @@ class TrussRegistration:
         n_seeds: seeds whose truss neighbourhoods give candidate sets.
         sds_weight: lambda of the spatial distribution score (0: the "no SDS" ablation).
         refine_iters: least-squares refinement rounds.
-        backend: truss backend, ``"numpy"``, ``"cupy"`` or ``"auto"`` (identical numbers).
+        backend: truss backend, ``"reference"``, ``"cuda"`` or ``"auto"`` (identical numbers; see
+            :func:`trussreg.truss_decomposition`).
         structure: ``"truss"`` (the method) or ``"core"`` (k-core numbers instead, an ablation).
+
+    Shapes:
+        ``fit(P, Q)``: P, Q (N, 3) source and target points of N >= 3 correspondences.
+        ``transform(X)``: X (M, 3) -> (M, 3); M = 0 gives an empty result.
+
+    NaN and inf points are refused (``ValueError``); integer points are cast to float64.
 
     Attributes after ``fit``: ``R_`` (3, 3), ``t_`` (3,), ``inliers_`` (N,) bool, ``success_``
     (False, with the identity, when no hypothesis has >= 3 inliers), ``k_max_``,
@@ -97,20 +118,22 @@ class TrussRegistration:
         n_seeds: int = 50,
         sds_weight: float = 1.0,
         refine_iters: int = 3,
-        backend: str = "numpy",
+        backend: str = "reference",
         structure: str = "truss",
     ):
         owner = "TrussRegistration"
-        self.tau_c = check_positive(tau_c, "tau_c", owner)
-        self.tau_in = self.tau_c if tau_in is None else check_positive(tau_in, "tau_in", owner)
-        self.m = None if m is None else check_int(m, "m", owner, minimum=3)
-        self.delta_k = check_int(delta_k, "delta_k", owner, minimum=0)
-        self.n_seeds = check_int(n_seeds, "n_seeds", owner, minimum=0)
-        if isinstance(sds_weight, bool) or not np.isfinite(sds_weight) or sds_weight < 0:
-            raise param_error("sds_weight", owner, "a finite number >= 0", sds_weight)
-        self.sds_weight = float(sds_weight)
-        self.refine_iters = check_int(refine_iters, "refine_iters", owner, minimum=0)
-        self.backend = check_choice("backend", owner, backend, BACKENDS)
+        self.tau_c = check_real("tau_c", owner, tau_c, low=0, low_open=True)
+        self.tau_in = (
+            self.tau_c
+            if tau_in is None
+            else check_real("tau_in", owner, tau_in, low=0, low_open=True)
+        )
+        self.m = None if m is None else check_int("m", owner, m, low=3)
+        self.delta_k = check_int("delta_k", owner, delta_k, low=0)
+        self.n_seeds = check_int("n_seeds", owner, n_seeds, low=0)
+        self.sds_weight = check_real("sds_weight", owner, sds_weight, low=0)
+        self.refine_iters = check_int("refine_iters", owner, refine_iters, low=0)
+        self.backend = resolve(owner, backend)
         self.structure = check_choice("structure", owner, structure, STRUCTURES)
 
     def _levels(self, A_s: sparse.csr_matrix) -> tuple[np.ndarray, np.ndarray]:
@@ -126,7 +149,7 @@ class TrussRegistration:
 
     def fit(self, P: Any, Q: Any) -> TrussRegistration:
         """Estimate (R, t) with R p + t ~ q from (N, 3) source and target points; returns self."""
-        P, Q = as_point_pair(P, Q, "TrussRegistration.fit")
+        P, Q = point_pair("TrussRegistration.fit", P, Q)
         if is_degenerate(P) or is_degenerate(Q):
             raise param_error(
                 "P" if is_degenerate(P) else "Q",
@@ -181,5 +204,5 @@ class TrussRegistration:
         """Apply the fitted transform to (n, 3) points: X R^T + t."""
         if not hasattr(self, "R_"):
             raise RuntimeError("This TrussRegistration is not fitted yet; call fit(P, Q) first.")
-        X = as_points(X, "X", "TrussRegistration.transform")
+        X = points("X", "TrussRegistration.transform", X, label="M", nonempty=False)
         return X @ self.R_.T + self.t_

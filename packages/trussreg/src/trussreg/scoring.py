@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from trussreg.geometry import is_degenerate, kabsch_unchecked, spatial_distribution_score
+from trussreg.geometry import default_voxel, is_degenerate, kabsch_unchecked, sds_unchecked
 
 __all__ = ["RESIDUAL_BLOCK", "mae_scores", "refine", "residuals", "score_hypotheses"]
 
@@ -34,6 +34,7 @@ def score_hypotheses(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     r"""Scores base * (1 + lambda * SDS), inlier counts and SDS of every hypothesis (H,)."""
     base, counts, sds = np.zeros(len(Rs)), np.zeros(len(Rs), dtype=np.int64), np.zeros(len(Rs))
+    voxel = default_voxel(P) if voxel_size is None else voxel_size
     for start in range(0, len(Rs), RESIDUAL_BLOCK):
         block = slice(start, start + RESIDUAL_BLOCK)
         r = residuals(Rs[block], ts[block], P, Q)
@@ -41,7 +42,7 @@ def score_hypotheses(
         inliers = r < tau_in
         counts[block] = inliers.sum(axis=1)
         if sds_weight != 0:
-            sds[block] = [spatial_distribution_score(P, m, voxel_size) for m in inliers]
+            sds[block] = [sds_unchecked(P, m, voxel) for m in inliers]
     return base * (1 + sds_weight * sds), counts, sds
 
 

@@ -1,5 +1,6 @@
 // GSPN line-scan propagation: the fused single-launch kernels (GSPN-2) and the per-line
-// multi-launch baseline (GSPN-1 style), forward and backward.
+// multi-launch baseline (GSPN-1 style), forward and backward. Launched through CuPy by
+// gspn2/kernels/fused.py and gspn2/kernels/multilaunch.py.
 //
 // Layout (row-major, every tensor contiguous):
 //   x, lam, h, grad_h, grad_x, grad_lam : [ND][C][L][S]   (ND = batch x directions of the set)

@@ -1,5 +1,5 @@
 // Truss peeling on the GPU: per-edge triangle support and one frontier deletion step.
-// Self-contained (CUDA headers only); launched from trussreg/truss_cuda.py through CuPy.
+// Self-contained (CUDA headers only); launched from trussreg/kernels/truss.py through CuPy.
 
 extern "C" {
 

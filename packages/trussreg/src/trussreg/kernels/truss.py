@@ -1,10 +1,11 @@
-"""The CUDA path of the truss decomposition (CuPy; loaded lazily, never at import).
+"""The ``cuda`` backend of the truss decomposition: ``truss.cu`` launched through CuPy (imported
+when a kernel runs, never at import).
 
 The graph is stored as a CSR of sorted neighbour lists with the edge id of each entry. Each
 round, ``edge_support`` (one thread per edge) counts the live triangles of every live edge by a
 merge intersection of the two sorted lists, and ``peel_edges`` deletes the frontier
 {e live : sup(e) <= k - 2}, giving it tau = k. When the frontier is empty, k jumps to the
-smallest live support + 2. Same result as the numpy path: the k-truss is unique.
+smallest live support + 2. Same result as the reference path: the k-truss is unique.
 """
 
 from __future__ import annotations
@@ -13,12 +14,15 @@ import numpy as np
 
 from paperkit import load_cuda_module, require_cupy
 
-__all__ = ["peel_cupy"]
+__all__ = ["THREADS", "csr_with_ids", "peel"]
 
+#: Threads per block of both kernels (one thread per edge).
 THREADS = 256
 
 
-def _csr_with_ids(edges: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def csr_with_ids(edges: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The layout the kernels intersect: ``indptr`` (n + 1,) int64, the sorted neighbour lists
+    ``indices`` (2E,) int32 and the edge id of each entry ``eid`` (2E,) int32."""
     ids = np.arange(len(edges), dtype=np.int32)
     src = np.concatenate([edges[:, 0], edges[:, 1]])
     dst = np.concatenate([edges[:, 1], edges[:, 0]])
@@ -29,13 +33,13 @@ def _csr_with_ids(edges: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray, np
     return indptr, dst[order].astype(np.int32), eid[order]
 
 
-def peel_cupy(edges: np.ndarray, n: int) -> np.ndarray:
+def peel(edges: np.ndarray, n: int) -> np.ndarray:
     """Truss numbers (E,) int64 of ``edges`` (E, 2), u < v, computed on the GPU."""
     cp = require_cupy("trussreg")
     module = load_cuda_module("trussreg", "kernels/truss.cu")
     support_kernel = module.get_function("edge_support")
     peel_kernel = module.get_function("peel_edges")
-    indptr, indices, eid = _csr_with_ids(edges, n)
+    indptr, indices, eid = csr_with_ids(edges, n)
     n_edges = len(edges)
     d_indptr = cp.asarray(indptr)
     d_indices = cp.asarray(indices)
