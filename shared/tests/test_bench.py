@@ -42,8 +42,8 @@ def test_peak_memory_on_cpu_sees_a_numpy_temporary():
         x = np.ones(n)
         return float(x.sum())
 
-    peak = peak_memory(work)
-    assert 8 * n * 0.9 <= peak < 8 * n * 3
+    peaks = [peak_memory(work) for _ in range(3)]
+    assert all(8 * n * 0.9 <= peak < 8 * n * 3 for peak in peaks), peaks
 
 
 def test_peak_memory_on_cpu_sees_a_torch_temporary():
@@ -53,8 +53,8 @@ def test_peak_memory_on_cpu_sees_a_torch_temporary():
     def work():
         return float(torch.ones(n).sum())
 
-    peak = peak_memory(work)
-    assert 4 * n * 0.9 <= peak < 4 * n * 3
+    peaks = [peak_memory(work) for _ in range(3)]  # warm calls see the same peak
+    assert all(4 * n * 0.9 <= peak < 4 * n * 3 for peak in peaks), peaks
 
 
 def test_measure_gives_one_record():

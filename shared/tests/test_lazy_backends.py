@@ -27,9 +27,11 @@ def test_lazy_exports_import_on_first_use(tmp_path, monkeypatch):
         sys.modules.pop(name, None)
 
 
-def test_lazy_exports_returns_sorted_all():
+def test_lazy_exports_returns_sorted_all_and_refuses_module_names():
     getattr_, dir_, names = lazy_exports("x", {"b": "m", "a": "m"})
     assert names == ["a", "b"] and isinstance(getattr_, types.FunctionType)
+    with pytest.raises(ValueError, match=r"submodule's name: \['pretrain'\]"):
+        lazy_exports("x", {"pretrain": "pretrain"})
 
 
 def test_resolve_backend():

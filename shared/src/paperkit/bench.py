@@ -13,6 +13,8 @@ Nothing here needs torch, except what a CUDA device needs (synchronisation, its 
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import math
 import re
 import statistics
@@ -136,13 +138,35 @@ def _rss_kib(key: str) -> int:
     return int(match.group(1))
 
 
+_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+
+
+@functools.cache
+def _libc() -> Any:
+    """glibc, with a fixed mmap threshold; None elsewhere.
+
+    glibc raises its mmap threshold each time a large block is freed, after which blocks of that
+    size come from the heap and stay resident: a second call of the same function would then
+    show no growth. Fixing the threshold (128 KiB, glibc's default) keeps large blocks mapped
+    and unmapped per allocation, so every call's peak is seen.
+    """
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        libc.mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
+    except (OSError, AttributeError):
+        return None
+    return libc
+
+
 def peak_memory(fn: Callable[[], Any], *, device: str = "cpu") -> int | None:
     """Peak bytes ``fn()`` needed above what was in use before it ran.
 
     CUDA: the caching allocator's peak (``torch.cuda.max_memory_allocated``). CPU, on Linux: the
     growth of the process's peak resident set (``VmHWM`` after resetting it through
     ``/proc/self/clear_refs``), which counts every allocator (numpy, torch, native code) and no
-    profiler; memory that an allocator keeps cached from earlier calls is not counted again.
+    profiler. Free heap memory is returned to the system first (``malloc_trim``) and glibc's mmap
+    threshold is fixed, so repeated calls give the same peak; small blocks that an allocator keeps
+    cached between calls (under 128 KiB each) are not counted again.
     Elsewhere: the peak of Python-traced allocations (``tracemalloc``, which numpy reports to).
     """
     if device.startswith("cuda"):
@@ -155,6 +179,9 @@ def peak_memory(fn: Callable[[], Any], *, device: str = "cpu") -> int | None:
         torch.cuda.synchronize()
         return int(torch.cuda.max_memory_allocated() - before)
     if sys.platform.startswith("linux") and _CLEAR_REFS.exists():
+        libc = _libc()
+        if libc is not None:
+            libc.malloc_trim(0)
         try:
             _CLEAR_REFS.write_text("5")  # resets VmHWM to the current resident set
             before = _rss_kib("VmRSS")

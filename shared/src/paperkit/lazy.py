@@ -35,6 +35,9 @@ def lazy_exports(
     ``names`` maps each public name to the submodule (relative to ``package``) defining it.
     """
     table = dict(names)
+    clashes = sorted(n for n, module in table.items() if module.split(".")[-1] == n)
+    if clashes:  # importing the submodule would set the package attribute to the module
+        raise ValueError(f"{package}: public names equal to their submodule's name: {clashes}")
 
     def __getattr__(name: str) -> Any:
         if name not in table:

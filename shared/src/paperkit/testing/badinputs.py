@@ -53,6 +53,7 @@ from __future__ import annotations
 import copy
 import inspect
 import math
+import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import ModuleType
@@ -156,11 +157,13 @@ def _copy(value: Any) -> Any:
 
 
 def _is_tensor(v: Any) -> bool:
-    return type(v).__module__.startswith("torch") and hasattr(v, "detach")
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(v, torch.Tensor)
 
 
 def _is_array(v: Any) -> bool:
-    return type(v).__module__ == "numpy" and hasattr(v, "dtype") and hasattr(v, "shape")
+    numpy = sys.modules.get("numpy")
+    return numpy is not None and isinstance(v, numpy.ndarray)
 
 
 def _labels(call: Call) -> dict[str, list[tuple[str, int]]]:
