@@ -75,6 +75,19 @@ def test_allocation_errors():
     assert_param_error(allocate_ranks, {"l0": -1.0}, SQUARE, param="importances")
     # A budget below one rank per layer.
     assert_param_error(allocate_ranks, imp, SQUARE, param="budget", budget=4 * 128 - 1)
+    assert_param_error(allocate_ranks, {"l0": float("nan")}, SQUARE, param="importances")
+    assert_param_error(allocate_ranks, {"l0": float("inf")}, SQUARE, param="importances")
+    for bad in ({**SQUARE, "l0": (0, 64)}, {**SQUARE, "l0": (64, 6.5)}, {**SQUARE, "l0": (64,)}):
+        assert_param_error(allocate_ranks, imp, bad, param="shapes")
+    assert_param_error(allocate_ranks, imp, [(64, 64)] * 4, param="shapes", exc=TypeError)
+
+
+def test_budget_errors():
+    assert lora_budget(SQUARE, dict.fromkeys(SQUARE, 2)) == 4 * 2 * 128
+    assert_param_error(lora_budget, {"a": (-1, 4)}, 2, param="shapes")
+    assert_param_error(lora_budget, {"a": (4, 4)}, -1, param="r")
+    assert_param_error(lora_budget, {"a": (4, 4)}, 1.5, param="r", exc=TypeError)
+    assert_param_error(lora_budget, {"a": (4, 4)}, {"b": 1}, param="r")
 
 
 def test_importance_errors():

@@ -90,3 +90,8 @@ def test_init_errors():
     assert_param_error(init_factors, G, 2, 0.0, param="alpha")
     assert_param_error(init_factors, torch.randn(4), 2, 16, param="G")
     assert_param_error(init_factors, torch.full((2, 2), float("nan")), 1, 16, param="G")
+    # alpha = inf once gave NaN factors (s = inf, xi = 0 * ...); now it is refused.
+    assert_param_error(init_factors, G, 2, math.inf, param="alpha")
+    assert_param_error(init_factors, G, 2, 16, param="gamma", gamma=math.inf)
+    assert_param_error(lora_scaling, math.inf, 4, param="alpha")
+    assert_param_error(init_factors, G.long(), 2, 16, param="G", exc=TypeError)

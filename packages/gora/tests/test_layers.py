@@ -64,3 +64,14 @@ def test_layer_errors():
     assert_param_error(GoRALinear, nn.Linear(7, 5), 2, param="A", A=torch.zeros(3, 7))
     assert_param_error(GoRALinear, nn.Linear(7, 5), 2, param="B", B=torch.zeros(2, 5))
     assert_param_error(_layer(), torch.randn(2, 6), param="x")
+    assert_param_error(GoRALinear, nn.Linear(7, 5), 2, float("inf"), param="alpha")
+    # float64 into a float32 layer is refused like nn.Linear refuses it, not cast silently.
+    assert_param_error(_layer(), torch.randn(2, 7, dtype=torch.float64), param="x", exc=TypeError)
+
+
+def test_nan_propagates_through_the_layer_as_through_nn_linear():
+    layer = _layer(B=torch.randn(5, 3))
+    x = torch.randn(2, 7)
+    x[0, 0] = float("nan")
+    out = layer(x)
+    assert out[0].isnan().all() and out[1].isfinite().all()

@@ -18,11 +18,12 @@ def test_digits_tasks_split_and_shift():
 
 def test_encoder_targets_and_roundtrip():
     model = DigitsEncoder(n_classes=3, dim=16, heads=2, layers=2)
-    assert len(find_targets(model, ["q", "k", "v", "o", "fc1", "fc2"], "test")) == 12
+    assert len(find_targets(model, ["q", "k", "v", "o", "fc1", "fc2"])) == 12
     x = torch.rand(5, 8, 8)
     assert model(x).shape == (5, 3)
     check_state_dict_roundtrip(lambda: DigitsEncoder(n_classes=3, dim=16, heads=2, layers=2), x)
     assert_param_error(model, torch.rand(5, 8, 7), param="x")
+    assert_param_error(model, torch.rand(5, 8, 8).double(), param="x", exc=TypeError)
     assert_param_error(DigitsEncoder, dim=10, heads=4, param="heads")
 
 

@@ -135,7 +135,24 @@ def test_interop_errors():
 
 def test_plan_errors():
     model = Tiny()
+    assert_param_error(
+        plan_gora, model, _data(), _loss, ["q"], param="lora_alpha", lora_alpha=1e400
+    )
     assert_param_error(plan_gora, model, _data(), _loss, ["q"], param="base_rank", base_rank=0)
     assert_param_error(plan_gora, model, _data(), _loss, ["q"], param="init", init="pissa")
     assert_param_error(plan_gora, model, _data(), _loss, ["q"], param="gamma", gamma=-1.0)
     assert_param_error(plan_gora, model, _data(), _loss, ["q"], param="r_min", r_min=9, r_max=8)
+
+
+def test_errors_name_the_argument_of_the_function_called():
+    def nan_loss(model, batch):
+        return _loss(model, batch) * float("nan")
+
+    for fn in (plan_gora, apply_gora):
+        err = assert_param_error(fn, Tiny(), _data(), nan_loss, ["q"], param="loss_fn")
+        assert f"of {fn.__name__} " in str(err)
+        nan_data = [(torch.full((16, 12), float("nan")), y) for _, y in _data()]
+        err = assert_param_error(fn, Tiny(), nan_data, _loss, ["q"], param="batches")
+        assert f"of {fn.__name__} " in str(err)
+    err = assert_param_error(apply_gora, Tiny(), _data(), _loss, ["q"], param="gamma", gamma=-1.0)
+    assert "of apply_gora " in str(err)

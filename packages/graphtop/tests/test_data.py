@@ -1,3 +1,4 @@
+import os
 from pathlib import Path
 
 import pytest
@@ -7,7 +8,9 @@ from torch_geometric.utils import homophily, is_undirected
 from graphtop import few_shot_split, load_karate_club, load_planetoid, make_csbm
 from paperkit.testing import assert_param_error
 
-PLANETOID = Path(__file__).resolve().parents[3].parent / "shared" / "data" / "planetoid"
+# A folder holding Cora/raw (PyG's Planetoid layout), when the machine has one.
+PLANETOID = os.environ.get("GRAPHTOP_PLANETOID_ROOT")
+HAS_CORA = PLANETOID is not None and (Path(PLANETOID) / "Cora" / "raw").is_dir()
 
 
 @pytest.mark.parametrize("h", [0.8, 0.2])
@@ -56,12 +59,15 @@ def test_karate_club_ships_with_pyg():
     assert data.num_nodes == 34 and int(data.y.max()) == 3
 
 
-@pytest.mark.skipif(not (PLANETOID / "Cora" / "raw").is_dir(), reason="no Planetoid data root")
+@pytest.mark.skipif(not HAS_CORA, reason="GRAPHTOP_PLANETOID_ROOT holds no Cora/raw")
 def test_cora_from_a_read_only_root():
     data = load_planetoid(PLANETOID, "Cora")
     assert data.num_nodes == 2708 and data.x.shape[1] == 1433 and int(data.y.max()) == 6
-    assert not (PLANETOID / "Cora" / "processed").exists()
+    assert not (Path(PLANETOID) / "Cora" / "processed").exists()
 
 
-def test_planetoid_root_must_hold_raw(tmp_path):
+def test_planetoid_arguments(tmp_path):
     assert_param_error(load_planetoid, tmp_path, "Cora", param="root")
+    assert_param_error(load_planetoid, 3, "Cora", param="root", exc=TypeError)
+    assert_param_error(load_planetoid, tmp_path, "Citeseer", param="name")
+    assert_param_error(load_planetoid, tmp_path, None, param="name", exc=TypeError)

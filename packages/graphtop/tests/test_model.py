@@ -38,7 +38,7 @@ def test_prompt_gets_gradients_and_the_encoder_none():
     model = GraphTOP(encoder(), 3, hidden=HIDDEN)
     batch = Batch.from_data_list(build_target_subgraphs(data, train))
     logits, aux = model._forward(
-        batch, model._context(data), epoch=1, epochs=10, generator=torch.Generator()
+        batch, model._context(data, "test"), epoch=1, epochs=10, generator=torch.Generator()
     )
     ce = torch.nn.functional.cross_entropy(logits, batch.y)
     loss, _ = model._regularised(ce, aux, batch)
@@ -163,13 +163,27 @@ def test_bad_inputs():
     assert_param_error(GraphTOP, encoder(), 3, hidden=HIDDEN, num_hops=0, param="num_hops")
     assert_param_error(GraphTOP, encoder(), 3, hidden=32, param="hidden")
     few = GraphTOP(encoder(), 2, hidden=HIDDEN)
-    assert_param_error(few.fit, data, train, param="data.y")  # label 2 >= num_classes 2
+    assert_param_error(few.fit, data, train, param="data")  # label 2 >= num_classes 2
     floats = Data(x=data.x, edge_index=data.edge_index, y=data.y.float())
-    assert_param_error(model.fit, floats, train, param="data.y", exc=TypeError)
+    assert_param_error(model.fit, floats, train, param="data", exc=TypeError)
     assert_param_error(model.fit, "graph", train, param="data", exc=TypeError)
     bad_edges = Data(x=data.x, edge_index=torch.tensor([[0], [500]]), y=data.y)
     assert_param_error(model.fit, bad_edges, train, param="data")
     assert_param_error(model.predict_proba, data, test, mode="soft", param="mode")
+    # NaN features once failed inside torch.bernoulli; they are refused at the entry point.
+    nan_x = data.x.clone()
+    nan_x[3, 0] = float("nan")
+    nan_graph = Data(x=nan_x, edge_index=data.edge_index, y=data.y)
+    for call in (model.fit, model.predict_proba, model.rewiring_stats):
+        err = assert_param_error(call, nan_graph, train, param="data")
+        assert "finite" in str(err)
+    assert_param_error(model.rewired_subgraph, nan_graph, 0, param="data")
+    for edges in (data.edge_index.float(), data.edge_index[:1], data.edge_index - 1):
+        bad = Data(x=data.x, edge_index=edges, y=data.y)
+        exc = TypeError if edges.is_floating_point() else ValueError
+        assert_param_error(model.predict_proba, bad, test, param="data", exc=exc)
+    wide = Data(x=data.x.double(), edge_index=data.edge_index, y=data.y)
+    assert_param_error(model.predict_proba, wide, test, param="data", exc=TypeError)
     model.encoder.requires_grad_(True)  # unfrozen after construction
     assert_param_error(model.fit, data, train, param="encoder")
 

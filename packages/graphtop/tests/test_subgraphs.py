@@ -73,3 +73,11 @@ def test_bad_inputs():
     bad = Data(x=data.x, edge_index=torch.tensor([[0], [9]]))
     assert_param_error(build_target_subgraphs, bad, [0], param="data")
     assert_param_error(build_target_subgraphs, "graph", [0], param="data", exc=TypeError)
+
+
+def test_subgraphs_that_would_not_fit_are_refused_before_they_are_built(monkeypatch):
+    data = make_csbm(300, 3, 8, 6.0, 0.5, 1.0, seed=3)
+    monkeypatch.setenv("PAPERKIT_MAX_BYTES", "100000")  # 100 kB: one ball fits, 300 do not
+    assert len(build_target_subgraphs(data, [0])) == 1
+    err = assert_param_error(build_target_subgraphs, data, torch.arange(300), param="nodes")
+    assert "fit in memory" in str(err)

@@ -16,8 +16,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from gora._checks import positive_int
-from paperkit import param_error
+from paperkit import check_int
 
 __all__ = ["DigitsTasks", "digits_tasks"]
 
@@ -38,14 +37,14 @@ def digits_tasks(seed: int = 0, n_train: int = 300) -> DigitsTasks:
     """Load the digits and build the pre-training and the downstream tasks (see the module)."""
     from sklearn.datasets import load_digits
 
-    n_train = positive_int("n_train", "digits_tasks", n_train)
+    owner = "digits_tasks"
+    seed = check_int("seed", owner, seed, low=0)
+    n_train = check_int("n_train", owner, n_train, low=1, high=895)  # 896 images of 5-9
     digits = load_digits()
     images = torch.tensor(digits.images / 16.0, dtype=torch.float32)
     labels = torch.tensor(digits.target, dtype=torch.int64)
     pre = labels < 5
     down = torch.nonzero(~pre).squeeze(1).numpy()
-    if n_train >= len(down):
-        raise param_error("n_train", "digits_tasks", f"less than {len(down)}", n_train)
     order = down[np.random.default_rng(seed).permutation(len(down))]
     train, test = torch.from_numpy(order[:n_train]), torch.from_numpy(order[n_train:])
     shifted = images.transpose(1, 2).contiguous()

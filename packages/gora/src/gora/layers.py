@@ -4,6 +4,10 @@
 
 Only ``A`` and ``B`` are trainable. After GoRA's initialisation everything is vanilla LoRA, and
 :meth:`GoRALinear.merge` folds the adapter into a plain ``nn.Linear`` with weight ``W + s B A``.
+
+Dtypes: the factors are stored in the base layer's dtype (given ``A``, ``B`` are cast to it); the
+input ``x`` must already be in that dtype (another dtype is refused with a ``TypeError``, as
+``nn.Linear`` refuses it). NaN in ``x`` propagates to the output, as through ``nn.Linear``.
 """
 
 from __future__ import annotations
@@ -11,9 +15,16 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from gora._checks import positive_int
-from gora.initialization import kaiming_a, lora_scaling
-from paperkit import Described, param_error
+from gora.initialization import factor_bytes, generator_arg, random_a, scaling
+from paperkit import (
+    check_bool,
+    check_int,
+    check_memory,
+    check_real,
+    check_tensor,
+    describe,
+    param_error,
+)
 
 __all__ = ["GoRALinear"]
 
@@ -25,10 +36,15 @@ class GoRALinear(nn.Module):
         base: the pretrained ``nn.Linear`` (kept as ``self.base``, its parameters frozen and
             never modified).
         rank: the adapter rank ``r``.
-        alpha: LoRA alpha; ``scaling = alpha / sqrt(r)`` when ``rslora`` else ``alpha / r``.
-        A, B: initial factors (r x in, out x r), e.g. from :func:`gora.init_factors`. Default:
-            ``A`` kaiming-uniform and ``B = 0`` (plain LoRA: the layer starts equal to ``base``).
+        alpha: LoRA alpha (finite, > 0); ``scaling = alpha / sqrt(r)`` when ``rslora`` else
+            ``alpha / r``.
+        A, B: initial factors (r x in, out x r), e.g. from :func:`gora.init_factors`, floating
+            and finite (NaN or inf refused), cast to the base layer's dtype. Default: ``A``
+            kaiming-uniform and ``B = 0`` (plain LoRA: the layer starts equal to ``base``).
         generator: random source of the default ``A``.
+
+    Shapes:
+        A: ``(r, in)``; B: ``(out, r)``; forward ``x``: ``(..., in)`` -> ``(..., out)``.
 
     Attributes:
         A, B: the trainable factors (``nn.Parameter``); ``scaling``: the float ``s``.
@@ -48,31 +64,30 @@ class GoRALinear(nn.Module):
         super().__init__()
         owner = "GoRALinear"
         if type(base) is not nn.Linear:
-            raise param_error(
-                "base", owner, "an nn.Linear", Described(type(base).__name__), cls=TypeError
-            )
-        rank = positive_int("rank", owner, rank)
-        if not (isinstance(alpha, (int, float)) and alpha > 0):
-            raise param_error("alpha", owner, "a positive number", alpha)
+            raise param_error("base", owner, "an nn.Linear", describe(base), cls=TypeError)
+        rank = check_int("rank", owner, rank, low=1)
+        alpha = check_real("alpha", owner, alpha, low=0, low_open=True)
+        rslora = check_bool("rslora", owner, rslora)
+        generator_arg(owner, generator)
         out_f, in_f = base.weight.shape
         weight = base.weight
+        check_memory("rank", owner, rank, factor_bytes(out_f, in_f, rank, weight.dtype))
+        dims = {"r": (rank, "rank"), "out": (out_f, "base"), "in": (in_f, "base")}
+        if A is not None:
+            check_tensor("A", owner, A, shape=("r", "in"), dims=dims)
+        if B is not None:
+            check_tensor("B", owner, B, shape=("out", "r"), dims=dims)
         if A is None:
-            A = kaiming_a(rank, in_f, dtype=weight.dtype, generator=generator)
+            A = random_a(rank, in_f, weight.dtype, generator)
         if B is None:
             B = torch.zeros(out_f, rank, dtype=weight.dtype)
-        for name, value, shape in (("A", A, (rank, in_f)), ("B", B, (out_f, rank))):
-            if not isinstance(value, Tensor) or tuple(value.shape) != shape:
-                got = (
-                    Described(f"shape {tuple(value.shape)}") if isinstance(value, Tensor) else value
-                )
-                raise param_error(name, owner, f"a tensor of shape {shape}", got)
         self.base = base
         for p in base.parameters():
             p.requires_grad_(False)
         self.rank = rank
         self.alpha = float(alpha)
         self.rslora = rslora
-        self.scaling = lora_scaling(float(alpha), rank, rslora)
+        self.scaling = scaling(alpha, rank, rslora)
         self.A = nn.Parameter(A.detach().to(weight).clone())
         self.B = nn.Parameter(B.detach().to(weight).clone())
 
@@ -89,13 +104,19 @@ class GoRALinear(nn.Module):
         return self.scaling * (self.B @ self.A)
 
     def forward(self, x: Tensor) -> Tensor:
-        """``x[..., in] -> W x + b + s B A x``, shape ``[..., out]``."""
-        if x.shape[-1] != self.in_features:
+        """``x[..., in] -> W x + b + s B A x``, shape ``[..., out]``; ``x`` in the layer's dtype
+        and on its device (NaN propagates, as through ``nn.Linear``)."""
+        weight = self.base.weight
+        owner = "GoRALinear.forward"
+        check_tensor(
+            "x", owner, x, dtype=weight.dtype, device=weight.device, finite=False, nonempty=False
+        )
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
             raise param_error(
                 "x",
-                "GoRALinear.forward",
-                f"a tensor with last dimension {self.in_features}",
-                Described(f"shape {tuple(x.shape)}"),
+                owner,
+                f"a tensor of shape (..., {self.in_features})",
+                describe(x),
             )
         return self.base(x) + (x @ self.A.T) @ self.B.T * self.scaling
 

@@ -4,6 +4,10 @@ Tokens: a learned CLS token and the 8 image rows (8 pixels each, linearly embedd
 positions. Each block: ``x + Attn(LN(x))`` then ``x + MLP(LN(x))``; attention has separate
 ``q``, ``k``, ``v``, ``o`` ``nn.Linear`` layers and the MLP ``fc1``, ``fc2``: the six LoRA targets
 per block (:data:`TARGETS`). The classifier ``head`` reads the final CLS state.
+
+Inputs are ``[batch, rows, pixels]`` images in the model's dtype and on its device: another
+dtype (e.g. float64 into the float32 model) is refused with a ``TypeError`` rather than cast,
+and NaN or inf pixels with a ``ValueError``.
 """
 
 from __future__ import annotations
@@ -12,8 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from gora._checks import positive_int
-from paperkit import Described, param_error
+from paperkit import check_int, check_memory, check_tensor, param_error
 
 __all__ = ["TARGETS", "DigitsEncoder"]
 
@@ -64,8 +67,15 @@ class DigitsEncoder(nn.Module):
 
     Args:
         n_classes: outputs of ``head``.
-        dim, heads, layers: width, attention heads (a divisor of ``dim``), blocks.
+        dim, heads, layers: width, attention heads (a divisor of ``dim``), blocks; sizes whose
+            parameters would not fit in memory are refused before allocating.
         rows, pixels: image rows (tokens) and pixels per row.
+
+    Shapes:
+        x: ``(batch, rows, pixels)`` in the model's dtype, finite -> logits ``(batch, n_classes)``.
+
+    >>> DigitsEncoder(n_classes=3, dim=16, heads=2, layers=1)(torch.rand(4, 8, 8)).shape
+    torch.Size([4, 3])
     """
 
     def __init__(
@@ -79,10 +89,18 @@ class DigitsEncoder(nn.Module):
     ) -> None:
         super().__init__()
         owner = "DigitsEncoder"
-        for name, value in (("n_classes", n_classes), ("dim", dim), ("layers", layers)):
-            positive_int(name, owner, value)
-        if positive_int("heads", owner, heads) and dim % heads:
+        n_classes = check_int("n_classes", owner, n_classes, low=1)
+        dim = check_int("dim", owner, dim, low=1)
+        heads = check_int("heads", owner, heads, low=1)
+        layers = check_int("layers", owner, layers, low=1)
+        rows = check_int("rows", owner, rows, low=1)
+        pixels = check_int("pixels", owner, pixels, low=1)
+        if dim % heads:
             raise param_error("heads", owner, f"a divisor of dim={dim}", heads)
+        # float32 parameters: 12 d^2 + 13 d per block (q, k, v, o, fc1, fc2, two LayerNorms),
+        # plus the embedding, positions, final norm and head.
+        nbytes = 4 * (layers * (12 * dim * dim + 13 * dim) + dim * (pixels + rows + n_classes + 4))
+        check_memory("layers" if layers > dim else "dim", owner, max(layers, dim), nbytes)
         self.rows, self.pixels = rows, pixels
         self.embed = nn.Linear(pixels, dim)
         self.cls = nn.Parameter(torch.zeros(1, 1, dim))
@@ -93,13 +111,15 @@ class DigitsEncoder(nn.Module):
 
     def features(self, x: Tensor) -> Tensor:
         """The final (normalised) CLS state, ``[batch, dim]``."""
-        if x.ndim != 3 or tuple(x.shape[1:]) != (self.rows, self.pixels):
-            raise param_error(
-                "x",
-                "DigitsEncoder",
-                f"a tensor of shape [batch, {self.rows}, {self.pixels}]",
-                Described(f"shape {tuple(x.shape)}"),
-            )
+        weight = self.embed.weight
+        check_tensor(
+            "x",
+            "DigitsEncoder.forward",
+            x,
+            shape=("batch", self.rows, self.pixels),
+            dtype=weight.dtype,
+            device=weight.device,
+        )
         h = self.embed(x)
         h = torch.cat([self.cls.expand(len(x), -1, -1), h], dim=1) + self.pos
         for block in self.blocks:

@@ -6,6 +6,11 @@ Every method classifies a target node :math:`v` from :math:`z_v = f_\theta(\text
 labelled targets (plus a method's own penalties), batches of ``batch_size`` subgraphs collated
 with PyG ``Batch``. Only the prompt and the head are trained; the encoder stays frozen
 (``requires_grad=False``, eval mode), except in :class:`~graphtop.baselines.FineTune`.
+
+``fit`` and ``predict_proba`` check their inputs before any work (:mod:`graphtop.inputs`): the
+graph (finite features of the encoder's width and dtype, an integer ``(2, E)`` ``edge_index``
+with ids below N, integer labels below ``num_classes`` at the training nodes), the nodes, the
+encoder (frozen, finite parameters) and every scalar. NaN or inf features are refused.
 """
 
 from __future__ import annotations
@@ -18,15 +23,9 @@ import torch.nn.functional as F
 from torch import nn
 from torch_geometric.data import Batch, Data
 
-from graphtop._checks import (
-    check_data,
-    check_frozen,
-    check_nodes,
-    check_positive_float,
-    check_positive_int,
-)
-from graphtop.subgraphs import build_target_subgraphs
-from paperkit import Described, param_error
+from graphtop.inputs import finite_module, frozen_encoder, graph_arg, module_arg, node_ids
+from graphtop.subgraphs import subgraphs_of
+from paperkit import Described, check_int, check_real, param_error
 
 __all__ = ["SubgraphClassifier"]
 
@@ -50,17 +49,10 @@ class SubgraphClassifier(nn.Module):
     def __init__(self, encoder: nn.Module, num_classes: int, hidden: int = 128, num_hops: int = 2):
         super().__init__()
         owner = type(self).__name__
-        if not isinstance(encoder, nn.Module):
-            raise param_error(
-                "encoder",
-                owner,
-                "a torch.nn.Module",
-                Described(type(encoder).__name__),
-                cls=TypeError,
-            )
-        self.num_classes = check_positive_int(num_classes, "num_classes", owner, minimum=2)
-        self.hidden = check_positive_int(hidden, "hidden", owner)
-        self.num_hops = check_positive_int(num_hops, "num_hops", owner)
+        module_arg("encoder", owner, encoder)
+        self.num_classes = check_int("num_classes", owner, num_classes, low=2)
+        self.hidden = check_int("hidden", owner, hidden, low=1)
+        self.num_hops = check_int("num_hops", owner, num_hops, low=1)
         width = getattr(encoder, "out_dim", None)
         if width is not None and width != hidden:
             raise param_error("hidden", owner, f"the encoder's output width {width}", hidden)
@@ -82,7 +74,7 @@ class SubgraphClassifier(nn.Module):
         """The prompt's and the head's parameters (everything but the frozen encoder)."""
         return [p for name, p in self.named_parameters() if not name.startswith("encoder.")]
 
-    def _context(self, data: Data) -> dict[str, Any]:
+    def _context(self, data: Data, owner: str) -> dict[str, Any]:
         """What a method computes once per graph (GraphTOP: the node embeddings H)."""
         return {}
 
@@ -108,21 +100,31 @@ class SubgraphClassifier(nn.Module):
             self.encoder.eval()
         return self
 
-    def _check_graph(self, data: Data, nodes: Any, owner: str, *, labels: bool) -> torch.Tensor:
-        check_data(data, owner, needs_y=labels)
-        param = "train_nodes" if labels else "nodes"
-        nodes = check_nodes(nodes, data.num_nodes, owner, param)
+    def _check_graph(
+        self, data: Data, nodes: Any, owner: str, *, labels: bool, name: str = "nodes"
+    ) -> torch.Tensor:
+        """Check the graph, the nodes and the encoder (see the module docstring); the node ids."""
+        first = next(self.encoder.parameters(), None)
+        graph_arg(
+            owner,
+            data,
+            labels=labels,
+            in_dim=getattr(self.encoder, "in_dim", None),
+            dtype=None if first is None else first.dtype,
+        )
+        nodes = node_ids(owner, nodes, data.num_nodes, name)
         if labels:
             y = data.y[nodes]
             if int(y.min()) < 0 or int(y.max()) >= self.num_classes:
                 raise param_error(
-                    "data.y",
+                    "data",
                     owner,
-                    f"labels in [0, {self.num_classes}) at the training nodes",
+                    f"a graph whose labels at the training nodes are in [0, {self.num_classes})",
                     Described(f"labels from {int(y.min())} to {int(y.max())}"),
                 )
         if self.frozen:
-            check_frozen(self.encoder, owner)
+            frozen_encoder(owner, self.encoder)
+        finite_module(owner, self.encoder)
         return nodes
 
     def fit(
@@ -138,25 +140,27 @@ class SubgraphClassifier(nn.Module):
 
         The trainable parameters are re-initialised from ``seed``, which also drives the batch
         order and every random draw, so equal seeds give identical models. ``history_`` holds
-        the per-epoch mean of each loss term.
+        the per-epoch mean of each loss term. NaN or inf node features, labels outside
+        ``[0, num_classes)`` at the training nodes, an ``edge_index`` that is not ``(2, E)``
+        integer ids below N, and an encoder with non-finite weights are refused before any work.
         """
         owner = f"{type(self).__name__}.fit"
-        nodes = self._check_graph(data, train_nodes, owner, labels=True)
-        check_positive_int(epochs, "epochs", owner)
-        check_positive_float(lr, "lr", owner)
-        check_positive_int(batch_size, "batch_size", owner)
-        check_positive_int(seed, "seed", owner, minimum=0)
+        epochs = check_int("epochs", owner, epochs, low=1)
+        lr = check_real("lr", owner, lr, low=0, low_open=True)
+        batch_size = check_int("batch_size", owner, batch_size, low=1)
+        seed = check_int("seed", owner, seed, low=0)
+        nodes = self._check_graph(data, train_nodes, owner, labels=True, name="train_nodes")
         self.seed_ = seed
         shuffle = torch.Generator().manual_seed(seed)
         noise = torch.Generator(device=self.device).manual_seed(seed)
         self.reset_parameters(noise)
-        subgraphs = build_target_subgraphs(data, nodes, self.num_hops)
+        subgraphs = subgraphs_of(data, nodes, self.num_hops, owner)
         one_batch = (
             Batch.from_data_list(subgraphs).to(self.device)
             if len(subgraphs) <= batch_size
             else None
         )
-        ctx = self._context(data)
+        ctx = self._context(data, owner)
         optimizer = torch.optim.Adam(self.trainable_parameters(), lr=lr)
         self.history_ = []
         for epoch in range(1, epochs + 1):
@@ -207,17 +211,22 @@ class SubgraphClassifier(nn.Module):
                 totals[key] = totals.get(key, 0.0) + value / len(chunks)
         return totals
 
-    def _batches(self, data: Data, nodes: torch.Tensor):
-        subgraphs = build_target_subgraphs(data, nodes, self.num_hops)
-        for start in range(0, len(subgraphs), PREDICT_BATCH):
-            yield Batch.from_data_list(subgraphs[start : start + PREDICT_BATCH]).to(self.device)
+    def _batches(self, data: Data, nodes: torch.Tensor, owner: str):
+        """The subgraphs of ``nodes`` in batches of ``PREDICT_BATCH``, built batch by batch."""
+        for chunk in nodes.split(PREDICT_BATCH):
+            subgraphs = subgraphs_of(data, chunk, self.num_hops, owner)
+            yield Batch.from_data_list(subgraphs).to(self.device)
 
     @torch.no_grad()
     def predict_proba(self, data: Data, nodes: torch.Tensor | Sequence[int]) -> torch.Tensor:
-        """Class probabilities ``(len(nodes), C)`` from the prompted subgraphs."""
-        nodes = self._check_graph(data, nodes, f"{type(self).__name__}.predict_proba", labels=False)
-        ctx = self._context(data)
-        logits = [self._forward(batch, ctx)[0] for batch in self._batches(data, nodes)]
+        """Class probabilities ``(len(nodes), C)`` from the prompted subgraphs.
+
+        ``data`` and ``nodes`` are checked as in :meth:`fit` (labels are not needed).
+        """
+        owner = f"{type(self).__name__}.predict_proba"
+        nodes = self._check_graph(data, nodes, owner, labels=False)
+        ctx = self._context(data, owner)
+        logits = [self._forward(batch, ctx)[0] for batch in self._batches(data, nodes, owner)]
         return torch.softmax(torch.cat(logits), dim=-1)
 
     def predict(self, data: Data, nodes: torch.Tensor | Sequence[int], **kw: Any) -> torch.Tensor:

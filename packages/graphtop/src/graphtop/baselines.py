@@ -9,6 +9,9 @@ r"""The baselines, on the same target subgraphs, head and training loop as Graph
   message, :math:`h_i' = \sum_j \hat a_{ij} (h_j + e^{(l)}) W^{(l)}` (the self-loop message too).
 * :class:`FineTune`: no prompt; the encoder's weights are trained with the head (from a copy of
   the pre-trained weights, restored at every ``fit``).
+
+Every baseline checks its inputs as :class:`~graphtop.base.SubgraphClassifier` does (NaN or inf
+features refused, see there).
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from torch_geometric.data import Batch
 
 from graphtop.base import SubgraphClassifier, target_positions
 from graphtop.encoder import GCNEncoder
-from paperkit import Described, param_error
+from paperkit import Described, check_int, param_error
 
 __all__ = ["GPF", "EdgePromptLite", "FineTune", "GPFPlus", "LinearProbe"]
 
@@ -40,7 +43,8 @@ def _in_dim(encoder: nn.Module, owner: str) -> int:
 
 
 class LinearProbe(SubgraphClassifier):
-    """Frozen encoder on the unmodified subgraph, trainable linear head."""
+    """Frozen encoder on the unmodified subgraph, trainable linear head. Inputs are checked as in
+    :meth:`~graphtop.base.SubgraphClassifier.fit` (NaN or inf features refused)."""
 
     def _forward(self, batch: Batch, ctx: dict[str, Any], **kw: Any) -> tuple[torch.Tensor, dict]:
         z = self.encoder(batch.x, batch.edge_index, batch.edge_weight)[target_positions(batch)]
@@ -48,7 +52,9 @@ class LinearProbe(SubgraphClassifier):
 
 
 class GPF(SubgraphClassifier):
-    """Graph Prompt Feature: one learnable vector ``p`` (Xavier-initialised) added to all ``x``."""
+    """Graph Prompt Feature: one learnable vector ``p`` (Xavier-initialised) added to all ``x``.
+    Inputs are checked as in :meth:`~graphtop.base.SubgraphClassifier.fit` (NaN features
+    refused)."""
 
     def __init__(self, encoder: nn.Module, num_classes: int, hidden: int = 128, num_hops: int = 2):
         super().__init__(encoder, num_classes, hidden, num_hops)
@@ -69,7 +75,9 @@ class GPF(SubgraphClassifier):
 
 
 class GPFPlus(GPF):
-    """GPF-plus: a per-node attention mixture of ``num_basis`` learnable basis vectors."""
+    """GPF-plus: a per-node attention mixture of ``num_basis`` (>= 1) learnable basis vectors.
+    Inputs are checked as in :meth:`~graphtop.base.SubgraphClassifier.fit` (NaN features
+    refused)."""
 
     def __init__(
         self,
@@ -81,8 +89,7 @@ class GPFPlus(GPF):
     ):
         SubgraphClassifier.__init__(self, encoder, num_classes, hidden, num_hops)
         in_dim = _in_dim(encoder, type(self).__name__)
-        if isinstance(num_basis, bool) or not isinstance(num_basis, int) or num_basis < 1:
-            raise param_error("num_basis", "GPFPlus", "a positive integer", num_basis)
+        num_basis = check_int("num_basis", "GPFPlus", num_basis, low=1)
         self.prompt = nn.Parameter(torch.empty(num_basis, in_dim))
         self.attention = nn.Linear(in_dim, num_basis)
         self.reset_parameters()
@@ -99,7 +106,8 @@ class GPFPlus(GPF):
 
 class EdgePromptLite(SubgraphClassifier):
     """One learnable vector per layer added to every message of that layer (needs a
-    :class:`~graphtop.encoder.GCNEncoder`)."""
+    :class:`~graphtop.encoder.GCNEncoder`). Inputs are checked as in
+    :meth:`~graphtop.base.SubgraphClassifier.fit` (NaN features refused)."""
 
     def __init__(self, encoder: nn.Module, num_classes: int, hidden: int = 128, num_hops: int = 2):
         if not isinstance(encoder, GCNEncoder):
@@ -127,7 +135,9 @@ class EdgePromptLite(SubgraphClassifier):
 
 
 class FineTune(LinearProbe):
-    """Encoder and head trained together, starting from (a copy of) the pre-trained weights."""
+    """Encoder and head trained together, starting from (a copy of) the pre-trained weights.
+    Inputs are checked as in :meth:`~graphtop.base.SubgraphClassifier.fit` (NaN features
+    refused)."""
 
     frozen = False
 

@@ -11,6 +11,7 @@ homophily is close to ``homophily`` and the mean degree close to ``avg_degree``.
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -20,10 +21,20 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import coalesce, remove_self_loops, to_undirected
 
-from graphtop._checks import check_int_labels, check_positive_float, check_positive_int
-from paperkit import Described, param_error
+from paperkit import (
+    check_choice,
+    check_int,
+    check_memory,
+    check_real,
+    check_tensor,
+    describe,
+    param_error,
+)
 
-__all__ = ["few_shot_split", "load_karate_club", "load_planetoid", "make_csbm"]
+__all__ = ["PLANETOID", "few_shot_split", "load_karate_club", "load_planetoid", "make_csbm"]
+
+#: The Planetoid citation graphs PyG's loader reads.
+PLANETOID = ("Cora", "CiteSeer", "PubMed")
 
 
 def make_csbm(
@@ -35,16 +46,27 @@ def make_csbm(
     mu_sep: float,
     seed: int,
 ) -> Data:
-    """A contextual stochastic block model graph (``x``, undirected ``edge_index``, ``y``)."""
+    """A contextual stochastic block model graph (``x``, undirected ``edge_index``, ``y``).
+
+    Sizes are positive integers (``n >= num_classes``, ``feat_dim >= num_classes``), ``avg_degree``
+    in (0, n - 1], ``homophily`` in [0, 1], ``mu_sep >= 0``, all finite (NaN and inf refused); a
+    graph that would not fit in memory is refused before it is drawn.
+
+    >>> g = make_csbm(40, 2, 4, 3.0, 0.9, 2.0, seed=0)
+    >>> g.x.shape, int(g.y.max())
+    (torch.Size([40, 4]), 1)
+    """
     owner = "make_csbm"
-    check_positive_int(num_classes, "num_classes", owner, minimum=2)
-    check_positive_int(n, "n", owner, minimum=num_classes)
-    check_positive_int(feat_dim, "feat_dim", owner, minimum=num_classes)
-    check_positive_float(avg_degree, "avg_degree", owner)
-    check_positive_float(mu_sep, "mu_sep", owner, allow_zero=True)
-    check_positive_int(seed, "seed", owner, minimum=0)
-    if not isinstance(homophily, (int, float)) or not 0.0 <= homophily <= 1.0:
-        raise param_error("homophily", owner, "in [0, 1]", homophily)
+    num_classes = check_int("num_classes", owner, num_classes, low=2)
+    n = check_int("n", owner, n, low=num_classes)
+    feat_dim = check_int("feat_dim", owner, feat_dim, low=num_classes)
+    avg_degree = check_real("avg_degree", owner, avg_degree, low=0, low_open=True, high=n - 1)
+    homophily = check_real("homophily", owner, homophily, low=0, high=1)
+    mu_sep = check_real("mu_sep", owner, mu_sep, low=0)
+    seed = check_int("seed", owner, seed, low=0)
+    # float64 features and their float32 copy; about a dozen int64 arrays per drawn edge.
+    check_memory("n" if n >= feat_dim else "feat_dim", owner, max(n, feat_dim), 12 * n * feat_dim)
+    check_memory("n", owner, n, 96 * n * avg_degree / 2)
     rng = np.random.default_rng(seed)
     y = rng.permutation(np.arange(n) % num_classes)
     q, _ = np.linalg.qr(rng.standard_normal((feat_dim, num_classes)))
@@ -69,16 +91,24 @@ def few_shot_split(
     y: torch.Tensor, shots: int = 5, num_test: int = 2000, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``shots`` random training nodes per class (classes ``0..y.max()``), ``num_test`` random test
-    nodes among the rest. ValueError when a class has fewer than ``shots`` nodes or fewer than
-    ``num_test`` nodes remain."""
+    nodes among the rest.
+
+    ``y`` is a non-empty 1-D integer tensor of labels >= 0. ValueError when a class has fewer than
+    ``shots`` nodes or fewer than ``num_test`` nodes remain.
+
+    >>> train, test = few_shot_split(torch.arange(12) % 3, shots=2, num_test=4, seed=0)
+    >>> len(train), len(test)
+    (6, 4)
+    """
     owner = "few_shot_split"
-    check_int_labels(y, owner)
-    y = y.reshape(-1).long()
-    check_positive_int(shots, "shots", owner)
-    check_positive_int(num_test, "num_test", owner)
-    check_positive_int(seed, "seed", owner, minimum=0)
-    if y.numel() == 0 or int(y.min()) < 0:
-        raise param_error("y", owner, "non-empty, non-negative class labels", Described(repr(y)))
+    check_tensor("y", owner, y, ndim=1, dtype="int")
+    shots = check_int("shots", owner, shots, low=1)
+    num_test = check_int("num_test", owner, num_test, low=1)
+    seed = check_int("seed", owner, seed, low=0)
+    if int(y.min()) < 0:
+        raise param_error("y", owner, "non-negative class labels", int(y.min()))
+    check_memory("y", owner, int(y.max()), 8 * (int(y.max()) + 1))  # one count per class
+    y = y.long()
     counts = torch.bincount(y)
     if int(counts.min()) < shots:
         c = int(counts.argmin())
@@ -115,12 +145,19 @@ def load_planetoid(root: str | Path, name: str) -> Data:
 
     ``root`` holds ``<name>/raw``; it is copied to a temporary folder first, since the loader
     writes a ``processed/`` folder next to ``raw/`` (the original root may be read-only).
+    ``name`` is one of :data:`PLANETOID`; a root without ``<name>/raw`` is refused.
     """
     from torch_geometric.datasets import Planetoid
 
+    owner = "load_planetoid"
+    if not isinstance(root, (str, os.PathLike)):
+        raise param_error("root", owner, "a folder (str or path)", describe(root), cls=TypeError)
+    if not isinstance(name, str):
+        raise param_error("name", owner, "a Planetoid graph name", describe(name), cls=TypeError)
+    check_choice("name", owner, name, PLANETOID)
     source = Path(root) / name
     if not (source / "raw").is_dir():
-        raise param_error("root", "load_planetoid", f"a folder holding {name}/raw", str(root))
+        raise param_error("root", owner, f"a folder holding {name}/raw", str(root))
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copytree(source, Path(tmp) / name, ignore=shutil.ignore_patterns("processed"))
         return Planetoid(tmp, name)[0]

@@ -26,9 +26,9 @@ from torch_geometric.utils import scatter
 
 from graphtop.base import SubgraphClassifier, target_positions
 from graphtop.prompt import TopologyPrompt
-from graphtop.relaxation import entropy_loss, relax_edges, sparsity_loss, tau_schedule
-from graphtop.subgraphs import build_target_subgraphs
-from paperkit import Described, check_choice, param_error
+from graphtop.relaxation import entropy, relax, schedule, sparsity
+from graphtop.subgraphs import subgraphs_of
+from paperkit import Described, check_choice, check_int, check_real, param_error
 
 __all__ = ["GraphTOP"]
 
@@ -45,9 +45,14 @@ class GraphTOP(SubgraphClassifier):
         num_classes: number of classes C.
         hidden: embedding width d of the encoder (and of the scorer).
         num_hops: k of the target subgraphs.
-        lambda_ent, lambda_sparse: weights of the entropy and sparsity penalties.
-        target_density: :math:`\\rho^*`, the connected fraction the sparsity term pulls to.
-        t: the scorer's sharpening temperature.
+        lambda_ent, lambda_sparse: weights (finite, >= 0) of the entropy and sparsity penalties.
+        target_density: :math:`\\rho^*` in [0, 1], the connected fraction the sparsity term pulls
+            to.
+        t: the scorer's sharpening temperature (finite, > 0).
+
+    NaN policy: refused. ``fit``, ``predict_proba``, ``rewiring_stats`` and ``rewired_subgraph``
+    check the graph (finite features, valid ``edge_index``) and the encoder's weights before any
+    work, and an encoder whose embeddings of the graph are not finite is refused too.
     """
 
     def __init__(
@@ -62,14 +67,11 @@ class GraphTOP(SubgraphClassifier):
         t: float = 0.2,
     ):
         super().__init__(encoder, num_classes, hidden, num_hops)
-        for name, value in (("lambda_ent", lambda_ent), ("lambda_sparse", lambda_sparse)):
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-                raise param_error(name, "GraphTOP", "a non-negative number", value)
-        if not isinstance(target_density, (int, float)) or not 0.0 <= target_density <= 1.0:
-            raise param_error("target_density", "GraphTOP", "in [0, 1]", target_density)
-        self.lambda_ent = float(lambda_ent)
-        self.lambda_sparse = float(lambda_sparse)
-        self.target_density = float(target_density)
+        owner = "GraphTOP"
+        self.lambda_ent = check_real("lambda_ent", owner, lambda_ent, low=0)
+        self.lambda_sparse = check_real("lambda_sparse", owner, lambda_sparse, low=0)
+        self.target_density = check_real("target_density", owner, target_density, low=0, high=1)
+        t = check_real("t", owner, t, low=0, low_open=True)
         self.prompt = TopologyPrompt(hidden, t)
 
     def reset_parameters(self, generator: torch.Generator | None = None) -> None:
@@ -78,20 +80,25 @@ class GraphTOP(SubgraphClassifier):
 
     # -- the method --------------------------------------------------------------------------
     @torch.no_grad()
-    def node_embeddings(self, data: Data) -> torch.Tensor:
-        """:math:`H = f_\\theta(X, E)` on the whole original graph, detached."""
+    def node_embeddings(self, data: Data, owner: str = "GraphTOP") -> torch.Tensor:
+        """:math:`H = f_\\theta(X, E)` on the whole original graph, detached; an encoder whose
+        output is not ``(N, hidden)`` or not finite is refused."""
         h = self.encoder(data.x.to(self.device), data.edge_index.to(self.device))
         if h.dim() != 2 or h.shape[1] != self.hidden:
             raise param_error(
                 "encoder",
-                "GraphTOP",
+                owner,
                 f"a GNN with output width hidden={self.hidden}",
                 Described(f"output of shape {tuple(h.shape)}"),
             )
+        if not bool(torch.isfinite(h).all()):
+            raise param_error(
+                "encoder", owner, "a GNN with finite embeddings of data", Described("NaN or inf")
+            )
         return h
 
-    def _context(self, data: Data) -> dict[str, Any]:
-        return {"h": self.node_embeddings(data)}
+    def _context(self, data: Data, owner: str) -> dict[str, Any]:
+        return {"h": self.node_embeddings(data, owner)}
 
     def candidate_probs(self, batch: Batch, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Keep-probabilities ``p`` of the candidates of a batch, and each one's subgraph index."""
@@ -127,7 +134,7 @@ class GraphTOP(SubgraphClassifier):
     ) -> tuple[torch.Tensor, dict[str, Any]]:
         p, index = self.candidate_probs(batch, ctx["h"])
         if epoch is not None:  # training: one relaxed sample at the annealed temperature
-            m = relax_edges(p, tau_schedule(epoch, epochs), generator)
+            m = relax(p, schedule(epoch, epochs), generator)
             return self._encode(batch, m), {"p": p, "index": index}
         if mode == "threshold":
             return self._encode(batch, self.hard_mask(p, mode)), {"p": p}
@@ -140,8 +147,8 @@ class GraphTOP(SubgraphClassifier):
     def _regularised(
         self, ce: torch.Tensor, aux: dict[str, Any], batch: Batch
     ) -> tuple[torch.Tensor, dict[str, float]]:
-        ent = entropy_loss(aux["p"])
-        sparse = sparsity_loss(aux["p"], aux["index"], self.target_density, batch.num_graphs)
+        ent = entropy(aux["p"])
+        sparse = sparsity(aux["p"], aux["index"], self.target_density, batch.num_graphs)
         loss = ce + self.lambda_ent * ent + self.lambda_sparse * sparse
         return loss, {"entropy": ent.item(), "sparsity": sparse.item()}
 
@@ -166,13 +173,12 @@ class GraphTOP(SubgraphClassifier):
         """
         owner = "GraphTOP.predict_proba"
         check_choice("mode", owner, mode, MODES)
-        if isinstance(n_samples, bool) or not isinstance(n_samples, int) or n_samples < 1:
-            raise param_error("n_samples", owner, "a positive integer", n_samples)
+        n_samples = check_int("n_samples", owner, n_samples, low=1)
         nodes = self._check_graph(data, nodes, owner, labels=False)
-        ctx, generator = self._context(data), self._predict_generator()
+        ctx, generator = self._context(data, owner), self._predict_generator()
         logits = [
             self._forward(batch, ctx, generator=generator, mode=mode, n_samples=n_samples)[0]
-            for batch in self._batches(data, nodes)
+            for batch in self._batches(data, nodes, owner)
         ]
         return torch.softmax(torch.cat(logits), dim=-1)
 
@@ -186,9 +192,9 @@ class GraphTOP(SubgraphClassifier):
         owner = "GraphTOP.rewiring_stats"
         check_choice("mode", owner, mode, ("sample", "threshold"))
         nodes = self._check_graph(data, nodes, owner, labels=False)
-        ctx, generator = self._context(data), self._predict_generator()
+        ctx, generator = self._context(data, owner), self._predict_generator()
         density, kept, orig, added, absent, ent, n_p = [], 0.0, 0.0, 0.0, 0.0, 0.0, 0
-        for batch in self._batches(data, nodes):
+        for batch in self._batches(data, nodes, owner):
             p, index = self.candidate_probs(batch, ctx["h"])
             m = self.hard_mask(p, mode, generator)
             a = batch.edge_weight[batch.cand_mask][0::2]
@@ -200,7 +206,7 @@ class GraphTOP(SubgraphClassifier):
             density.append(per)
             kept, orig = kept + float((m * a).sum()), orig + float(a.sum())
             added, absent = added + float((m * (1 - a)).sum()), absent + float((1 - a).sum())
-            ent, n_p = ent + float(entropy_loss(p)) * p.numel(), n_p + p.numel()
+            ent, n_p = ent + float(entropy(p)) * p.numel(), n_p + p.numel()
         return {
             "density": float(torch.cat(density).mean()),
             "kept_original": kept / max(orig, 1.0),
@@ -220,12 +226,13 @@ class GraphTOP(SubgraphClassifier):
         """
         owner = "GraphTOP.rewired_subgraph"
         check_choice("mode", owner, mode, ("sample", "threshold"))
-        if isinstance(node, torch.Tensor):
-            node = int(node.reshape(-1)[0]) if node.numel() == 1 else node
-        self._check_graph(data, [node], owner, labels=False)
-        sub = build_target_subgraphs(data, [node], self.num_hops)[0]
+        if isinstance(node, torch.Tensor) and node.numel() == 1 and not node.is_floating_point():
+            node = int(node.reshape(-1)[0])
+        node = check_int("node", owner, node, low=0)
+        (node_id,) = self._check_graph(data, [node], owner, labels=False, name="node").tolist()
+        sub = subgraphs_of(data, torch.tensor([node_id]), self.num_hops, owner)[0]
         batch = Batch.from_data_list([sub]).to(self.device)
-        p, _ = self.candidate_probs(batch, self.node_embeddings(data))
+        p, _ = self.candidate_probs(batch, self.node_embeddings(data, owner))
         m = self.hard_mask(p, mode, self._predict_generator())
         weight = batch.edge_weight.masked_scatter(batch.cand_mask, m.repeat_interleave(2))
         cand = sub.edge_index[:, sub.cand_mask]

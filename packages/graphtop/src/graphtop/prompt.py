@@ -13,7 +13,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from graphtop._checks import check_positive_float, check_positive_int
+from paperkit import Described, check_int, check_real, check_tensor, param_error
 
 __all__ = ["TopologyPrompt"]
 
@@ -21,14 +21,22 @@ __all__ = ["TopologyPrompt"]
 class TopologyPrompt(nn.Module):
     """The edge scorer :math:`g_\\phi` (MLP ``hidden -> hidden -> 1``) and its sigmoid.
 
-    ``forward(h_target: (M, d), h_cand: (M, d)) -> p: (M,)``, the probability of keeping each
-    candidate edge.
+    ``forward(h_target, h_cand) -> p``, the probability of keeping each candidate edge.
+    ``temperature`` is a finite positive number.
+
+    Shapes:
+        h_target, h_cand: ``(M, hidden)`` in the scorer's dtype, finite (NaN and inf refused;
+        ``M = 0`` gives an empty ``p``); p: ``(M,)``.
+
+    >>> TopologyPrompt(4)(torch.randn(3, 4), torch.randn(3, 4)).shape
+    torch.Size([3])
     """
 
     def __init__(self, hidden: int, temperature: float = 0.2):
         super().__init__()
-        check_positive_int(hidden, "hidden", "TopologyPrompt")
-        self.temperature = check_positive_float(temperature, "temperature", "TopologyPrompt")
+        owner = "TopologyPrompt"
+        hidden = check_int("hidden", owner, hidden, low=1)
+        self.temperature = check_real("temperature", owner, temperature, low=0, low_open=True)
         self.fc1 = nn.Linear(hidden, hidden)
         self.fc2 = nn.Linear(hidden, 1)
         self.reset_parameters()
@@ -41,5 +49,24 @@ class TopologyPrompt(nn.Module):
             nn.init.uniform_(layer.bias, -bound, bound, generator=generator)
 
     def forward(self, h_target: torch.Tensor, h_cand: torch.Tensor) -> torch.Tensor:
+        weight = self.fc1.weight
+        owner = "TopologyPrompt.forward"
+        for name, h in (("h_target", h_target), ("h_cand", h_cand)):
+            check_tensor(
+                name,
+                owner,
+                h,
+                shape=(None, weight.shape[1]),
+                dtype=weight.dtype,
+                device=weight.device,
+                nonempty=False,
+            )
+        if len(h_cand) != len(h_target):
+            raise param_error(
+                "h_cand",
+                owner,
+                f"a tensor with as many rows as 'h_target' ({len(h_target)})",
+                Described(f"{len(h_cand)} rows"),
+            )
         score = self.fc2(torch.relu(self.fc1(h_target + h_cand))).squeeze(-1)
         return torch.sigmoid(score / self.temperature)

@@ -18,7 +18,9 @@ The construction is vectorised over all targets at once: the balls grow as sorte
 ``(target, node)`` keys, each hop gathering the in-neighbours of every key through a CSR index
 (``k_hop_subgraph``'s source-to-target flow); the edges of every ball are the in-edges of its
 nodes whose source is in the same ball (a ``searchsorted`` membership test). No Python loop over
-targets or edges runs until the per-target tensors are cut apart with ``split``.
+targets or edges runs until the per-target tensors are cut apart with ``split``. The balls are
+found first (their keys are small); the subgraphs are built only once the memory they need
+(features, candidate and fixed edges) is known to fit.
 """
 
 from __future__ import annotations
@@ -29,7 +31,8 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.utils import index_to_mask
 
-from graphtop._checks import check_data, check_nodes, check_positive_int
+from graphtop.inputs import graph_arg, node_ids
+from paperkit import Described, check_int, check_memory, describe, param_error
 
 __all__ = ["build_target_subgraphs", "k_hop_balls", "num_candidates"]
 
@@ -44,13 +47,19 @@ def _gather(ptr: torch.Tensor, values: torch.Tensor, rows: torch.Tensor):
 
 
 def k_hop_balls(
-    edge_index: torch.Tensor, num_nodes: int, nodes: torch.Tensor, num_hops: int
+    edge_index: torch.Tensor,
+    num_nodes: int,
+    nodes: torch.Tensor,
+    num_hops: int,
+    caller: str = "k_hop_balls",
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The k-hop balls of all ``nodes`` at once, as sorted keys ``target_position * N + node``.
 
     Returns ``(keys, ptr, (src, dst))``: ball ``i`` is ``keys[ptr[i]:ptr[i+1]] - i*N`` (sorted
     global ids); ``src, dst`` are the in-edge CSR of the graph (sorted by destination) that the
-    caller reuses to collect each ball's edges.
+    caller reuses to collect each ball's edges. Before each hop the memory its gather needs
+    (about six int64 arrays of the keys' total in-degree) is checked, naming ``nodes`` at
+    ``caller``.
     """
     n = num_nodes
     device = edge_index.device
@@ -60,7 +69,15 @@ def k_hop_balls(
     ptr[1:] = torch.cumsum(torch.bincount(dst, minlength=n), 0)
     keys = torch.arange(nodes.numel(), device=device) * n + nodes
     for _ in range(num_hops):
-        owner, sources = _gather(ptr, src, keys % n)
+        rows = keys % n
+        gathered = int((ptr[rows + 1] - ptr[rows]).sum())
+        check_memory(
+            "nodes",
+            caller,
+            Described(f"{nodes.numel()} nodes"),
+            6 * 8 * (gathered + keys.numel()),
+        )
+        owner, sources = _gather(ptr, src, rows)
         keys = torch.unique(torch.cat([keys, (keys // n)[owner] * n + sources]))
     counts = torch.bincount(keys // n, minlength=nodes.numel())
     ball_ptr = torch.zeros(nodes.numel() + 1, dtype=torch.long, device=device)
@@ -75,13 +92,37 @@ def build_target_subgraphs(
 
     The candidate count of a subgraph is ``|S_v| - 1``; ``edge_weight[cand_mask]`` reproduces the
     original adjacency of the target; ``edge_index[:, ~cand_mask]`` are the non-target edges.
+    ``data`` must be a valid graph (finite ``x``, integer ``edge_index`` of shape (2, E) with ids
+    below N: NaN or inf features are refused), ``nodes`` non-empty ids in [0, N); a set of
+    subgraphs that would not fit in memory is refused before it is built.
+
+    >>> from torch_geometric.data import Data
+    >>> g = Data(x=torch.zeros(4, 1), edge_index=torch.tensor([[0, 1, 1, 2], [1, 0, 2, 1]]))
+    >>> build_target_subgraphs(g, [0])[0].node_idx.tolist()  # node 3 is isolated
+    [0, 1, 2]
     """
-    check_data(data, "build_target_subgraphs")
-    check_positive_int(num_hops, "num_hops", "build_target_subgraphs")
+    owner = "build_target_subgraphs"
+    graph_arg(owner, data)
+    num_hops = check_int("num_hops", owner, num_hops, low=1)
+    nodes = node_ids(owner, nodes, data.num_nodes)
+    return subgraphs_of(data, nodes, num_hops, owner)
+
+
+def subgraphs_of(data: Data, nodes: torch.Tensor, num_hops: int, caller: str) -> list[Data]:
+    """:func:`build_target_subgraphs` of a checked graph and nodes; the memory check names
+    ``nodes`` at ``caller``."""
     n = data.num_nodes
     device = data.edge_index.device
-    nodes = check_nodes(nodes, n, "build_target_subgraphs").to(device)
-    keys, ball_ptr, (src, in_ptr) = k_hop_balls(data.edge_index, n, nodes, num_hops)
+    nodes = nodes.to(device)
+    keys, ball_ptr, (src, in_ptr) = k_hop_balls(data.edge_index, n, nodes, num_hops, caller)
+    balls = keys.numel()
+    features = data.x.shape[1] * data.x.element_size()
+    # per ball node: its features and two candidate edges (two int64 ids, a weight, a mask);
+    # fixed edges are at most the ball's in-edges, counted from the CSR degrees.
+    in_degree = (in_ptr[1:] - in_ptr[:-1])[keys % n]
+    nbytes = balls * (features + 2 * (16 + data.x.element_size() + 1))
+    nbytes += int(in_degree.sum()) * (16 + data.x.element_size() + 1)
+    check_memory("nodes", caller, Described(f"{nodes.numel()} nodes, {balls} ball nodes"), nbytes)
     ball_of = keys // n  # target position of every ball node
     node = keys % n
     local = torch.arange(keys.numel(), device=device) - ball_ptr[ball_of]
@@ -150,5 +191,25 @@ def build_target_subgraphs(
 
 
 def num_candidates(subgraph: Data) -> int:
-    """The number of candidate edges (one per other node of the ball) of one subgraph."""
-    return int(subgraph.cand_mask.sum()) // 2
+    """The number of candidate edges (one per other node of the ball) of one subgraph built by
+    :func:`build_target_subgraphs` (anything else is refused: it needs a boolean ``cand_mask``).
+
+    >>> from torch_geometric.data import Data
+    >>> g = Data(x=torch.zeros(3, 1), edge_index=torch.tensor([[0, 1], [1, 0]]))
+    >>> num_candidates(build_target_subgraphs(g, [0])[0])
+    1
+    """
+    owner = "num_candidates"
+    if not isinstance(subgraph, Data):
+        raise param_error(
+            "subgraph", owner, "a torch_geometric.data.Data", describe(subgraph), cls=TypeError
+        )
+    mask = getattr(subgraph, "cand_mask", None)
+    if not isinstance(mask, torch.Tensor) or mask.dtype != torch.bool or mask.ndim != 1:
+        raise param_error(
+            "subgraph",
+            owner,
+            "a subgraph from build_target_subgraphs (with a boolean cand_mask)",
+            Described(f"cand_mask = {describe(mask)}"),
+        )
+    return int(mask.sum()) // 2

@@ -27,8 +27,8 @@ from torch_geometric.data import Batch, Data
 from torch_geometric.nn import global_mean_pool
 from torch_geometric.utils import dropout_edge, k_hop_subgraph, mask_feature
 
-from graphtop._checks import check_data, check_positive_float, check_positive_int
-from paperkit import check_choice, param_error
+from graphtop.inputs import graph_arg, module_arg
+from paperkit import check_choice, check_int, check_real, check_tensor, param_error
 
 __all__ = ["METHODS", "info_nce", "pretrain"]
 
@@ -36,7 +36,23 @@ METHODS = ("link_pred", "graphcl", "simgrace")
 
 
 def info_nce(a: torch.Tensor, b: torch.Tensor, temperature: float = 0.5) -> torch.Tensor:
-    """InfoNCE of paired rows of ``a`` and ``b`` (cosine similarity, the batch as negatives)."""
+    """InfoNCE of paired rows of ``a`` and ``b`` (cosine similarity, the batch as negatives).
+
+    Shapes:
+        a, b: ``(B, d)`` floating, finite (NaN and inf refused); ``temperature`` > 0.
+
+    >>> round(float(info_nce(torch.eye(4), torch.eye(4), 0.5)), 4)  # -log(e^2 / (e^2 + 3))
+    0.3408
+    """
+    owner = "info_nce"
+    dims: dict = {}
+    check_tensor("a", owner, a, shape=("B", "d"), dims=dims)
+    check_tensor("b", owner, b, shape=("B", "d"), dims=dims, dtype=a.dtype, device=a.device)
+    temperature = check_real("temperature", owner, temperature, low=0, low_open=True)
+    return _info_nce(a, b, temperature)
+
+
+def _info_nce(a: torch.Tensor, b: torch.Tensor, temperature: float) -> torch.Tensor:
     logits = F.normalize(a, dim=-1) @ F.normalize(b, dim=-1).T / temperature
     return F.cross_entropy(logits, torch.arange(a.shape[0], device=a.device))
 
@@ -83,23 +99,25 @@ def pretrain(
 
     ``epochs`` optimisation steps with Adam(``lr``): full-graph steps for ``"link_pred"``, steps
     on ``batch_size`` random target subgraphs for the contrastive methods. All randomness is drawn
-    under ``seed`` without touching the caller's global random state.
+    under ``seed`` without touching the caller's global random state. ``data`` is checked first
+    (finite features of the encoder's width and dtype, an integer ``(2, E)`` ``edge_index`` with
+    ids below N): NaN or inf features are refused, as are non-finite scalars.
     """
     owner = "pretrain"
-    if not isinstance(encoder, nn.Module):
-        raise param_error(
-            "encoder", owner, "a torch.nn.Module", type(encoder).__name__, cls=TypeError
-        )
-    check_data(data, owner)
+    module_arg("encoder", owner, encoder)
     check_choice("method", owner, method, METHODS)
-    check_positive_int(epochs, "epochs", owner)
-    check_positive_int(seed, "seed", owner, minimum=0)
-    check_positive_float(lr, "lr", owner)
-    check_positive_int(batch_size, "batch_size", owner, minimum=2)
-    check_positive_float(temperature, "temperature", owner)
-    check_positive_int(num_hops, "num_hops", owner)
-    if not 0.0 <= drop < 1.0:
-        raise param_error("drop", owner, "in [0, 1)", drop)
+    epochs = check_int("epochs", owner, epochs, low=1)
+    seed = check_int("seed", owner, seed, low=0)
+    lr = check_real("lr", owner, lr, low=0, low_open=True)
+    batch_size = check_int("batch_size", owner, batch_size, low=2)
+    temperature = check_real("temperature", owner, temperature, low=0, low_open=True)
+    drop = check_real("drop", owner, drop, low=0, high=1, high_open=True)
+    num_hops = check_int("num_hops", owner, num_hops, low=1)
+    eta = check_real("eta", owner, eta, low=0)
+    first = next(encoder.parameters(), None)
+    if first is None:
+        raise param_error("encoder", owner, "a module with parameters to train", "none")
+    graph_arg(owner, data, in_dim=getattr(encoder, "in_dim", None), dtype=first.dtype)
     device = next(encoder.parameters()).device
     data = data.to(device)
     encoder.requires_grad_(True)
@@ -135,14 +153,14 @@ def pretrain(
                         edge_index, _ = dropout_edge(batch.edge_index, p=drop)
                         x, _ = mask_feature(batch.x, p=drop, mode="all")
                         views.append(head(_pooled(encoder, batch, x, edge_index)))
-                    loss = info_nce(views[0], views[1], temperature)
+                    loss = _info_nce(views[0], views[1], temperature)
                 else:
                     a = head(_pooled(encoder, batch, batch.x, batch.edge_index))
                     with torch.no_grad():
                         perturbed = _perturbed(encoder, eta)
                         h = functional_call(encoder, perturbed, (batch.x, batch.edge_index))
                         b = head(global_mean_pool(h, batch.batch, size=batch.num_graphs))
-                    loss = info_nce(a, b, temperature)
+                    loss = _info_nce(a, b, temperature)
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
