@@ -85,6 +85,9 @@ def test_errors():
     two_linears = nn.Sequential(nn.Linear(64, 64), nn.Linear(64, 64))
     assert_param_error(module_alphas, two_linears, param="model")  # both dropped
     assert_param_error(module_alphas, two_linears, min_eigs=0, param="min_eigs")
+    assert_param_error(module_alphas, two_linears, method="mle", param="method")
+    with pytest.raises(ValueError, match="'fn' parameter of assign_weight_decay"):
+        assign_weight_decay(ALPHAS, 0.1, fn=3)  # assert_param_error keeps `fn` for itself
     broken = nn.Sequential(*(nn.Linear(64, 64) for _ in range(3)))
     with torch.no_grad():
         broken[1].weight[0, 0] = float("inf")

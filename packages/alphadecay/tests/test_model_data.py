@@ -25,7 +25,9 @@ def test_corpus_is_deterministic_and_english_like():
 def test_tinyllama_contracts():
     torch.manual_seed(0)
     model = TinyLlama(len(ALPHABET), d=64, n_layers=2, n_heads=4, ctx=64)
-    assert 90_000 < sum(p.numel() for p in model.parameters()) < 120_000  # ~0.1M (card)
+    assert (
+        90_000 < sum(p.numel() for p in model.parameters()) < 120_000
+    )  # ~0.1M, as the README's reproduction model
     tokens = torch.randint(0, len(ALPHABET), (3, 64))
     logits = model(tokens)
     assert logits.shape == (3, 64, len(ALPHABET))
@@ -44,4 +46,8 @@ def test_errors():
     assert_param_error(TinyLlama, 0, param="vocab")
     model = TinyLlama(30, d=32, n_layers=1, n_heads=2, ctx=8)
     assert_param_error(model, torch.zeros(2, 9, dtype=torch.long), param="tokens")
+    assert_param_error(model, torch.tensor([[0, 30]]), param="tokens")  # id == vocab
+    assert_param_error(model, torch.tensor([[0, -1]]), param="tokens")
+    assert_param_error(model, torch.zeros(2, 3), param="tokens", exc=TypeError)
+    assert_param_error(TinyLlama, 10**12, param="vocab")  # would not fit in memory
     assert_param_error(synthetic_corpus, 0, param="n_tokens")

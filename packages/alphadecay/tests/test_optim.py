@@ -170,6 +170,10 @@ def test_errors():
     assert_param_error(AlphaDecayAdamW, model, weight_decay=-1.0, min_eigs=8, param="weight_decay")
     assert_param_error(AlphaDecayAdamW, model, update_every=0, min_eigs=8, param="update_every")
     assert_param_error(AlphaDecayAdam, model, fit="powerlaw", min_eigs=8, param="fit")
+    with pytest.raises(ValueError, match="'fn' parameter of AlphaDecayAdamW"):
+        AlphaDecayAdamW(model, fn="exp", min_eigs=8)  # assert_param_error keeps `fn` for itself
+    assert_param_error(AlphaDecayAdamW, model, lr=float("nan"), min_eigs=8, param="lr")
+    assert_param_error(AlphaDecayAdamW, model, betas=(0.9, 1.0), min_eigs=8, param="betas")
     assert_param_error(AlphaDecayAdamW, nn.Sequential(nn.LayerNorm(4)), param="model")
     assert_param_error(AlphaDecayAdamW, model.parameters(), param="model", exc=TypeError)
     other = torch.optim.SGD(nn.Linear(3, 3).parameters(), lr=0.1)

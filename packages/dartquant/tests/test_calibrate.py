@@ -16,7 +16,7 @@ from paperkit.testing import assert_param_error, check_seeded_determinism
 
 @pytest.fixture(scope="module")
 def acts():
-    """Card check 7's data: d=64, Student-t(5), 5 outlier channels x50."""
+    """d=64, Student-t(5) entries, 5 outlier channels x50 (the README's usage example)."""
     return heavy_tailed_acts(4096, 64, n_outliers=5, outlier_scale=50.0, nu=5.0, seed=0)
 
 
@@ -35,7 +35,7 @@ def test_whip_drops_from_random_start(acts, calibrated):
     before = whip_loss(x @ random_orthogonal(64, 0)).item()  # init="random" with seed 0
     after = whip_loss(x @ R).item()
     assert hist["initial_loss"] == pytest.approx(before, rel=1e-5)
-    assert after <= 0.97 * before  # card: >= 3% lower (measured here: 33.3 -> 31.5)
+    assert after <= 0.97 * before  # >= 3% lower (measured here: 33.3 -> 31.5)
     assert hist["final_loss"] == pytest.approx(after, rel=1e-5)
     assert hist["steps"] == 10 * 7  # 10 epochs x ceil(409 / 64) batches
 

@@ -1,4 +1,3 @@
-import pytest
 import torch
 
 from dartquant import TinyLlama, decode, encode, heavy_tailed_acts, perplexity, synthetic_text
@@ -36,7 +35,11 @@ def test_heavy_tailed_acts_have_outlier_channels():
 def test_model_errors():
     assert_param_error(TinyLlama, 96, 30, 1, 4, param="n_heads")
     assert_param_error(TinyLlama, 96, 32, 1, 4, 3, param="n_kv_heads")
-    assert_param_error(TinyLlama(96, 32, 1, 4), torch.randn(2, 3), param="tokens")
+    model = TinyLlama(96, 32, 1, 4)
+    assert_param_error(model, torch.randn(2, 3), param="tokens", exc=TypeError)
+    assert_param_error(model, torch.tensor([[1, 96]]), param="tokens")  # id == vocab
+    assert_param_error(model, torch.tensor([[-1, 2]]), param="tokens")
     assert_param_error(encode, "caf\u00e9", param="text")
-    with pytest.raises(ValueError):
-        perplexity(TinyLlama(96, 32, 1, 4), torch.randint(0, 96, (10,)), 32)
+    assert_param_error(perplexity, model, torch.randint(0, 96, (10,)), 32, param="tokens")
+    assert_param_error(perplexity, model, torch.tensor([0, 200] * 40), 32, param="tokens")
+    assert_param_error(TinyLlama, 10**12, 64, param="vocab")  # would not fit in memory

@@ -64,6 +64,21 @@ def test_gptq_beats_rtn_on_output_error():
     assert torch.allclose(codes, codes.round(), atol=1e-9)  # on RTN's per-channel grid
 
 
+def test_gptq_refuses_an_indefinite_or_asymmetric_hessian():
+    W = torch.randn(4, 8, dtype=torch.float64)
+    H = torch.eye(8, dtype=torch.float64)
+    H[0, 0] = -5.0  # indefinite: no X^T X looks like this, and 1% damping cannot fix it
+    err = assert_param_error(gptq_quantize, W, H, param="H")
+    assert "positive semi-definite" in str(err)
+    skew = torch.eye(8, dtype=torch.float64)
+    skew[0, 1] = 0.5
+    assert_param_error(gptq_quantize, W, skew, param="H")
+    # a singular but positive semi-definite H (rank 2) is fine once damped
+    X = torch.randn(2, 8, dtype=torch.float64)
+    Wq = gptq_quantize(W, X.T @ X)
+    assert torch.isfinite(Wq).all()
+
+
 def test_quant_linear_matches_manual():
     lin = nn.Linear(32, 16, bias=False)
     q = QuantLinear.from_linear(lin, w_bits=4, a_bits=8)
@@ -74,13 +89,16 @@ def test_quant_linear_matches_manual():
     assert torch.allclose(fp(x), lin(x), atol=1e-6)
 
 
-@pytest.mark.parametrize("bits", [0, 1, 17, 4.0, True])
-def test_unsupported_bit_widths(bits):
+@pytest.mark.parametrize(
+    ("bits", "exc"),
+    [(0, ValueError), (1, ValueError), (17, ValueError), (4.0, TypeError), (True, TypeError)],
+)
+def test_unsupported_bit_widths(bits, exc):
     W = torch.randn(4, 8)
-    assert_param_error(quantize_weight_rtn, W, bits, param="bits")
-    assert_param_error(quantize_act_per_token, W, bits, param="bits")
-    assert_param_error(gptq_quantize, W, torch.eye(8), bits, param="bits")
-    assert_param_error(QuantLinear, 8, 4, w_bits=bits, param="w_bits")
+    assert_param_error(quantize_weight_rtn, W, bits, param="bits", exc=exc)
+    assert_param_error(quantize_act_per_token, W, bits, param="bits", exc=exc)
+    assert_param_error(gptq_quantize, W, torch.eye(8), bits, param="bits", exc=exc)
+    assert_param_error(QuantLinear, 8, 4, w_bits=bits, param="w_bits", exc=exc)
 
 
 def test_bad_shapes():
@@ -88,6 +106,8 @@ def test_bad_shapes():
     assert_param_error(quantize_weight_rtn, torch.randn(8), param="W")
     assert_param_error(gptq_quantize, torch.randn(4, 8), torch.eye(7), param="H")
     assert_param_error(QuantLinear(8, 4), torch.randn(2, 3, 7), param="x")
+    assert_param_error(QuantLinear(8, 4), torch.randn(2, 8).double(), param="x", exc=TypeError)
+    assert_param_error(QuantLinear, 8, 4, w_group=3, param="w_group")
     assert_param_error(
         quantize_act_per_token, torch.randn(2, 8), clip_ratio=0.0, param="clip_ratio"
     )

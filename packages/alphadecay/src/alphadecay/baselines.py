@@ -27,16 +27,10 @@ from typing import Any
 
 import torch
 
-from paperkit import param_error
+from alphadecay.optim import adam_hyperparameters, init_optimizer
+from paperkit import check_real
 
 __all__ = ["AWDAdamW", "AdaDecayAdamW"]
-
-
-def _check_wd(owner: str, weight_decay: float) -> None:
-    if not (isinstance(weight_decay, (int, float)) and math.isfinite(weight_decay)):
-        raise param_error("weight_decay", owner, "a finite number >= 0", weight_decay)
-    if weight_decay < 0:
-        raise param_error("weight_decay", owner, "a finite number >= 0", weight_decay)
 
 
 class AWDAdamW(torch.optim.AdamW):
@@ -44,6 +38,9 @@ class AWDAdamW(torch.optim.AdamW):
 
     ``weight_decay`` is :math:`\lambda_{\rm awd}`; ``ema`` the weight of the previous
     :math:`\bar\lambda` (0.1). The current value is ``lambda_bar`` (saved in ``state_dict``).
+    Checked at construction: ``lr``, ``betas``, ``eps`` as for AdamW, ``weight_decay`` >= 0,
+    ``ema`` in [0, 1), all finite. NaN gradients propagate (into ``lambda_bar`` too), as in
+    ``torch.optim.AdamW``.
     """
 
     def __init__(
@@ -55,10 +52,13 @@ class AWDAdamW(torch.optim.AdamW):
         weight_decay: float = 0.1,
         ema: float = 0.1,
     ) -> None:
-        _check_wd("AWDAdamW", weight_decay)
-        if not (0 <= ema < 1):
-            raise param_error("ema", "AWDAdamW", "in [0, 1)", ema)
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=0.0)
+        owner = "AWDAdamW"
+        lr, betas, eps = adam_hyperparameters(owner, lr, betas, eps)
+        weight_decay = check_real("weight_decay", owner, weight_decay, low=0)
+        ema = check_real("ema", owner, ema, low=0, high=1, high_open=True)
+        init_optimizer(
+            self, torch.optim.AdamW, owner, params, lr=lr, betas=betas, eps=eps, weight_decay=0.0
+        )
         self.lambda_awd = float(weight_decay)
         self.ema = float(ema)
         self.lambda_bar = 0.0
@@ -97,6 +97,8 @@ class AdaDecayAdamW(torch.optim.AdamW):
     r"""AdamW with AdaDecay's per-entry decay :math:`\lambda_i` (Nakamura & Hong 2019).
 
     ``weight_decay`` is the base :math:`\lambda` of each group; ``sigmoid_scale`` is :math:`a`.
+    Checked at construction: ``lr``, ``betas``, ``eps`` as for AdamW, ``weight_decay`` >= 0,
+    ``sigmoid_scale`` > 0, all finite. NaN gradients propagate, as in ``torch.optim.AdamW``.
     """
 
     def __init__(
@@ -108,10 +110,20 @@ class AdaDecayAdamW(torch.optim.AdamW):
         weight_decay: float = 0.1,
         sigmoid_scale: float = 4.0,
     ) -> None:
-        _check_wd("AdaDecayAdamW", weight_decay)
-        if not (math.isfinite(sigmoid_scale) and sigmoid_scale > 0):
-            raise param_error("sigmoid_scale", "AdaDecayAdamW", "positive", sigmoid_scale)
-        super().__init__(params, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        owner = "AdaDecayAdamW"
+        lr, betas, eps = adam_hyperparameters(owner, lr, betas, eps)
+        weight_decay = check_real("weight_decay", owner, weight_decay, low=0)
+        sigmoid_scale = check_real("sigmoid_scale", owner, sigmoid_scale, low=0, low_open=True)
+        init_optimizer(
+            self,
+            torch.optim.AdamW,
+            owner,
+            params,
+            lr=lr,
+            betas=betas,
+            eps=eps,
+            weight_decay=weight_decay,
+        )
         self.sigmoid_scale = float(sigmoid_scale)
 
     @torch.no_grad()

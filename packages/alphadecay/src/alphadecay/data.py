@@ -19,7 +19,7 @@ import random
 import numpy as np
 import torch
 
-from paperkit import param_error
+from paperkit import check_int, check_memory
 
 __all__ = ["ALPHABET", "synthetic_corpus", "synthetic_text"]
 
@@ -126,10 +126,27 @@ class _Grammar:
         return " ".join(parts)
 
 
+#: Planned bytes per character: the sentence list and the joined string (text), plus the byte
+#: view and the int64 ids (corpus).
+TEXT_BYTES_PER_CHAR = 4
+CORPUS_BYTES_PER_TOKEN = 16
+
+
 def synthetic_text(n_chars: int, seed: int = 0) -> str:
-    """``n_chars`` characters of grammar text over :data:`ALPHABET`, deterministic in ``seed``."""
-    if not (isinstance(n_chars, int) and n_chars >= 1):
-        raise param_error("n_chars", "synthetic_text", "a positive integer", n_chars)
+    """``n_chars`` characters of grammar text over :data:`ALPHABET`, deterministic in ``seed``
+    (a non-negative integer); lengths that would not fit in memory are refused.
+
+    >>> synthetic_text(25, seed=0)
+    'my choulvoun missturkshou'
+    """
+    owner = "synthetic_text"
+    n_chars = check_int("n_chars", owner, n_chars, low=1)
+    check_memory("n_chars", owner, n_chars, TEXT_BYTES_PER_CHAR * n_chars)
+    seed = check_int("seed", owner, seed, low=0)
+    return _text(n_chars, seed)
+
+
+def _text(n_chars: int, seed: int) -> str:
     grammar = _Grammar(seed)
     pieces: list[str] = []
     total = 0
@@ -141,10 +158,15 @@ def synthetic_text(n_chars: int, seed: int = 0) -> str:
 
 
 def synthetic_corpus(n_tokens: int, seed: int = 0) -> torch.Tensor:
-    """``n_tokens`` character ids (int64, in ``[0, len(ALPHABET))``) of :func:`synthetic_text`."""
-    if not (isinstance(n_tokens, int) and n_tokens >= 1):
-        raise param_error("n_tokens", "synthetic_corpus", "a positive integer", n_tokens)
-    raw = np.frombuffer(synthetic_text(n_tokens, seed).encode("ascii"), dtype=np.uint8)
+    """``n_tokens`` character ids (int64, in ``[0, len(ALPHABET))``) of :func:`synthetic_text`
+    (``seed`` a non-negative integer; lengths that would not fit in memory are refused)."""
+    owner = "synthetic_corpus"
+    n_tokens = check_int("n_tokens", owner, n_tokens, low=1)
+    check_memory(
+        "n_tokens", owner, n_tokens, (TEXT_BYTES_PER_CHAR + CORPUS_BYTES_PER_TOKEN) * n_tokens
+    )
+    seed = check_int("seed", owner, seed, low=0)
+    raw = np.frombuffer(_text(n_tokens, seed).encode("ascii"), dtype=np.uint8)
     lookup = np.zeros(256, dtype=np.int64)
     lookup[np.frombuffer(ALPHABET.encode("ascii"), dtype=np.uint8)] = np.arange(len(ALPHABET))
     return torch.from_numpy(lookup[raw])

@@ -28,7 +28,15 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from paperkit import Described, check_choice, param_error
+from paperkit import (
+    Described,
+    check_array,
+    check_bool,
+    check_choice,
+    check_real,
+    check_tensor,
+    param_error,
+)
 
 __all__ = ["PowerLawFit", "esd_eigenvalues", "pl_alpha_hill", "pl_fit"]
 
@@ -36,13 +44,8 @@ __all__ = ["PowerLawFit", "esd_eigenvalues", "pl_alpha_hill", "pl_fit"]
 EVALS_THRESH = 1e-5
 #: Eigenvalues at or below zero are clamped to this before taking logarithms.
 EIG_FLOOR = 1e-12
-
-
-def _describe(x: Any) -> Described:
-    if isinstance(x, Tensor):
-        kind = "parameter" if isinstance(x, nn.Parameter) else "tensor"
-        return Described(f"a {x.dim()}-D {kind} of shape {tuple(x.shape)}")
-    return Described(f"an array of shape {np.shape(x)}")
+#: What a ``W_or_eigs`` argument must be.
+W_OR_EIGS = "a 2-D weight matrix or a 1-D list of non-negative eigenvalues"
 
 
 def esd_eigenvalues(W: Tensor) -> Tensor:
@@ -50,22 +53,20 @@ def esd_eigenvalues(W: Tensor) -> Tensor:
 
     Computed with ``torch.linalg.svdvals``; float64 input stays float64, every other floating
     dtype is computed and returned in float32. No normalisation by ``N`` (the power-law exponent
-    is scale invariant). Raises ``ValueError`` for anything but a finite, non-empty 2-D matrix.
+    is scale invariant). ``W`` must be a non-empty 2-D floating tensor; NaN and inf are refused
+    (``ValueError``).
+
+    >>> esd_eigenvalues(torch.diag(torch.tensor([3.0, 1.0])))
+    tensor([1., 9.])
     """
-    if not isinstance(W, Tensor):
-        raise param_error("W", "esd_eigenvalues", "a torch.Tensor", type(W).__name__, cls=TypeError)
-    if W.dim() != 2:
-        raise param_error("W", "esd_eigenvalues", "a 2-D weight matrix", _describe(W))
-    if W.numel() == 0:
-        raise param_error("W", "esd_eigenvalues", "a non-empty matrix", _describe(W))
-    if not W.is_floating_point():
-        raise param_error("W", "esd_eigenvalues", "a floating-point matrix", W.dtype, cls=TypeError)
+    check_tensor("W", "esd_eigenvalues", W, ndim=2)
+    return _esd(W)
+
+
+def _esd(W: Tensor) -> Tensor:
     W = W.detach()
     if W.dtype != torch.float64:
         W = W.float()
-    if not bool(torch.isfinite(W).all()):
-        bad = int((~torch.isfinite(W)).sum())
-        raise param_error("W", "esd_eigenvalues", "finite", Described(f"{bad} non-finite entries"))
     return torch.linalg.svdvals(W).square().flip(0)
 
 
@@ -82,39 +83,39 @@ class PowerLawFit:
 
 def _as_eigenvalues(W_or_eigs: Any, owner: str) -> np.ndarray:
     """Sorted float64 ESD from a 2-D weight matrix or from a 1-D list of eigenvalues."""
+    name = "W_or_eigs"
     if isinstance(W_or_eigs, Tensor):
+        check_tensor(name, owner, W_or_eigs, ndim=(1, 2), dtype=None, finite=False)
         if W_or_eigs.dim() == 2:
-            return esd_eigenvalues(W_or_eigs).double().cpu().numpy()
-        if W_or_eigs.dim() != 1 or isinstance(W_or_eigs, nn.Parameter):
+            check_tensor(name, owner, W_or_eigs)
+            eigs = _esd(W_or_eigs).double().cpu().numpy()
+        elif isinstance(W_or_eigs, nn.Parameter):
             raise param_error(
-                "W_or_eigs",
+                name,
                 owner,
-                "a 2-D weight matrix or a 1-D list of non-negative eigenvalues",
-                _describe(W_or_eigs),
+                W_OR_EIGS + " (a 1-D parameter is a bias or norm weight, not an ESD)",
+                Described(f"a parameter of shape {tuple(W_or_eigs.shape)}"),
             )
-        eigs = W_or_eigs.detach().double().cpu().numpy()
+        else:
+            eigs = W_or_eigs.detach().double().cpu().numpy()
     else:
-        arr = np.asarray(W_or_eigs, dtype=np.float64)
-        if arr.ndim == 2:
-            return _as_eigenvalues(torch.from_numpy(arr), owner)
-        if arr.ndim != 1:
-            raise param_error(
-                "W_or_eigs",
-                owner,
-                "a 2-D weight matrix or a 1-D list of non-negative eigenvalues",
-                _describe(arr),
-            )
-        eigs = arr
+        array = check_array(name, owner, W_or_eigs, ndim=(1, 2))
+        if array.ndim == 2:
+            eigs = _esd(torch.from_numpy(np.asarray(array, dtype=np.float64))).numpy()
+        else:
+            eigs = array.astype(np.float64)
     if eigs.size < 2:
-        raise param_error("W_or_eigs", owner, "at least 2 eigenvalues", _describe(eigs))
+        raise param_error(
+            name, owner, W_OR_EIGS + " with at least 2 eigenvalues", Described(f"{eigs.size}")
+        )
     if not np.isfinite(eigs).all():
-        raise param_error("W_or_eigs", owner, "finite", Described("non-finite eigenvalues"))
+        raise param_error(name, owner, "finite", Described("non-finite eigenvalues"))
     if (eigs < 0).any():
         raise param_error(
-            "W_or_eigs",
+            name,
             owner,
-            "non-negative eigenvalues (a 1-D input is read as an ESD; pass the 2-D weight "
-            "matrix, not a bias or norm vector)",
+            W_OR_EIGS + " (a 1-D input is read as an ESD; pass the 2-D weight matrix, not a bias "
+            "or norm vector)",
             Described(f"{int((eigs < 0).sum())} negative entries"),
         )
     return np.sort(eigs)
@@ -139,11 +140,22 @@ def pl_fit(
     filter_zeros: bool = False,
 ) -> PowerLawFit:
     """Fit the power-law tail of an ESD; see :func:`pl_alpha_hill` (this also returns ``xmin``,
-    the tail size ``k`` and the KS distance ``D``)."""
-    check_choice("method", "pl_fit", method, ("median", "ks"))
-    if not (isinstance(xmin_pos, (int, float)) and xmin_pos > 1):
-        raise param_error("xmin_pos", "pl_fit", "a number greater than 1", xmin_pos)
-    eigs = _as_eigenvalues(W_or_eigs, "pl_fit")
+    the tail size ``k`` and the KS distance ``D``).
+
+    >>> pl_fit([1.0, 2.0, 4.0, 8.0])  # doctest: +ELLIPSIS
+    PowerLawFit(alpha=3.885..., xmin=4.0, k=2, D=0.364...)
+    """
+    return fit_tail(W_or_eigs, xmin_pos, method, filter_zeros, "pl_fit")
+
+
+def fit_tail(
+    W_or_eigs: Any, xmin_pos: Any, method: Any, filter_zeros: Any, owner: str
+) -> PowerLawFit:
+    """:func:`pl_fit` with its errors naming ``owner``, the function the user called."""
+    check_choice("method", owner, method, ("median", "ks"))
+    xmin_pos = check_real("xmin_pos", owner, xmin_pos, low=1, low_open=True)
+    filter_zeros = check_bool("filter_zeros", owner, filter_zeros)
+    eigs = _as_eigenvalues(W_or_eigs, owner)
     if filter_zeros:
         kept = eigs[eigs > EVALS_THRESH]
         eigs = kept if kept.size >= 2 else eigs
@@ -156,7 +168,7 @@ def pl_fit(
         if not np.isfinite(alpha):
             raise param_error(
                 "W_or_eigs",
-                "pl_fit",
+                owner,
                 "an ESD whose tail is not constant",
                 Described(f"{n - i} equal tail eigenvalues {eigs[i]:.6g}"),
             )
@@ -171,7 +183,7 @@ def pl_fit(
     D, alpha, i = best
     if not np.isfinite(D):
         raise param_error(
-            "W_or_eigs", "pl_fit", "an ESD that is not constant", Described("equal eigenvalues")
+            "W_or_eigs", owner, "an ESD that is not constant", Described("equal eigenvalues")
         )
     return PowerLawFit(float(alpha), float(eigs[i]), n - i, float(D))
 
@@ -185,10 +197,10 @@ def pl_alpha_hill(
     r"""Power-law exponent ``PL_Alpha_Hill`` of an ESD.
 
     Args:
-        W_or_eigs: a 2-D weight matrix (tensor or array; its ESD is computed with
-            :func:`esd_eigenvalues`), or a 1-D list / array / tensor of non-negative eigenvalues.
-            A 1-D ``nn.Parameter`` (a bias or norm weight) or a 1-D input with negative entries
-            is rejected: it is not an ESD.
+        W_or_eigs: a 2-D floating weight matrix (tensor or array; its ESD is computed as in
+            :func:`esd_eigenvalues`), or a 1-D list / array / tensor of at least 2 non-negative
+            eigenvalues. A 1-D ``nn.Parameter`` (a bias or norm weight) or a 1-D input with
+            negative entries is rejected: it is not an ESD. NaN and inf are refused.
         xmin_pos: the tail starts at 0-based index ``floor(N / xmin_pos)`` of the ascending ESD
             (``2``: the median), must be ``> 1``.
         method: ``"median"`` (Hill estimator with that fixed ``xmin``, the paper's default) or
@@ -198,5 +210,8 @@ def pl_alpha_hill(
 
     Returns:
         :math:`\hat\alpha = 1 + k / (\sum_{j \in T} \ln\lambda_j - k \ln\lambda_{\min})`.
+
+    >>> round(pl_alpha_hill([1.0, 2.0, 4.0, 8.0]), 6)  # 1 + 2 / ln 2
+    3.88539
     """
-    return pl_fit(W_or_eigs, xmin_pos, method, filter_zeros).alpha
+    return fit_tail(W_or_eigs, xmin_pos, method, filter_zeros, "pl_alpha_hill").alpha

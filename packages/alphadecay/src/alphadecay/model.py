@@ -12,7 +12,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from paperkit import param_error
+from paperkit import Described, check_int, check_memory, check_tensor, param_error
 
 __all__ = ["TinyLlama"]
 
@@ -87,8 +87,14 @@ class Block(nn.Module):
 class TinyLlama(nn.Module):
     """LLaMA-style causal LM; ``hidden`` defaults to LLaMA's ``8d/3`` rounded up to 8.
 
-    ``forward(tokens (B, T)) -> logits (B, T, vocab)`` for ``T <= ctx``. Weights start as
-    N(0, 0.02^2), norms at one.
+    ``forward(tokens (B, T)) -> logits (B, T, vocab)``: ``tokens`` an integer tensor (any
+    integer dtype) of ids in ``[0, vocab)`` with ``T <= ctx``; other ids are refused. Weights
+    start as N(0, 0.02^2), norms at one. Sizes are positive integers (``d`` a multiple of
+    ``2 * n_heads``); sizes whose weights would not fit in memory are refused before anything is
+    allocated.
+
+    >>> TinyLlama(30, d=32, n_layers=1, n_heads=2, ctx=8)(torch.zeros(2, 8, dtype=torch.long)).shape
+    torch.Size([2, 8, 30])
     """
 
     def __init__(
@@ -101,15 +107,24 @@ class TinyLlama(nn.Module):
         hidden: int | None = None,
     ) -> None:
         super().__init__()
-        for name, value in (("vocab", vocab), ("n_layers", n_layers), ("ctx", ctx)):
-            if not (isinstance(value, int) and value >= 1):
-                raise param_error(name, "TinyLlama", "a positive integer", value)
-        if not (isinstance(n_heads, int) and n_heads >= 1):
-            raise param_error("n_heads", "TinyLlama", "a positive integer", n_heads)
-        if not (isinstance(d, int) and d >= 2 and d % (2 * n_heads) == 0):
-            raise param_error("d", "TinyLlama", f"a multiple of 2 * n_heads = {2 * n_heads}", d)
-        hidden = hidden or -(-8 * d // 3 // 8) * 8
-        self.ctx = ctx
+        owner = "TinyLlama"
+        vocab = check_int("vocab", owner, vocab, low=1)
+        n_layers = check_int("n_layers", owner, n_layers, low=1)
+        ctx = check_int("ctx", owner, ctx, low=1)
+        n_heads = check_int("n_heads", owner, n_heads, low=1)
+        d = check_int("d", owner, d, low=2)
+        if d % (2 * n_heads):
+            raise param_error("d", owner, f"a multiple of 2 * 'n_heads' = {2 * n_heads}", d)
+        hidden = (
+            -(-8 * d // 3 // 8) * 8 if hidden is None else check_int("hidden", owner, hidden, low=1)
+        )
+        check_memory("d", owner, d, 4 * 4 * d * d)
+        check_memory("vocab", owner, vocab, 4 * 2 * vocab * d)
+        check_memory("hidden", owner, hidden, 4 * 3 * d * hidden)
+        check_memory("ctx", owner, ctx, 4 * 2 * ctx * d)
+        layer = 4 * d * d + 3 * d * hidden
+        check_memory("n_layers", owner, n_layers, 4 * (2 * vocab * d + n_layers * layer))
+        self.vocab, self.ctx = vocab, ctx
         self.embed_tokens = nn.Embedding(vocab, d)
         self.layers = nn.ModuleList(Block(d, n_heads, hidden) for _ in range(n_layers))
         self.norm = RMSNorm(d)
@@ -124,15 +139,25 @@ class TinyLlama(nn.Module):
                 nn.init.normal_(module.weight, std=0.02)
 
     def forward(self, tokens: Tensor) -> Tensor:
-        if tokens.dim() != 2 or tokens.shape[1] > self.ctx:
+        owner = "TinyLlama.forward"
+        check_tensor("tokens", owner, tokens, dtype="int", shape=("B", "T"))
+        if tokens.shape[1] > self.ctx:
             raise param_error(
                 "tokens",
-                "TinyLlama.forward",
+                owner,
                 f"a (batch, T) tensor of token ids with T <= ctx = {self.ctx}",
-                tuple(tokens.shape),
+                Described(f"a tensor of shape {tuple(tokens.shape)}"),
+            )
+        lo, hi = int(tokens.min()), int(tokens.max())
+        if lo < 0 or hi >= self.vocab:
+            raise param_error(
+                "tokens",
+                owner,
+                f"token ids in [0, {self.vocab})",
+                Described(f"ids in [{lo}, {hi}]"),
             )
         T = tokens.shape[1]
-        x = self.embed_tokens(tokens)
+        x = self.embed_tokens(tokens.long())
         cos, sin = self.cos[:T].to(x.dtype), self.sin[:T].to(x.dtype)
         for layer in self.layers:
             x = layer(x, cos, sin)

@@ -12,7 +12,6 @@ Before step 0 and then every ``update_every`` optimizer steps the exponents
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -20,10 +19,59 @@ from typing import Any, Literal
 import torch
 from torch import nn
 
-from alphadecay.assign import Include, assign_weight_decay, module_alphas, tracked_modules
-from paperkit import Described, check_choice, param_error
+from alphadecay.assign import Include, alphas_of, assign_weight_decay, scale_pair, select_modules
+from paperkit import (
+    Described,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    describe,
+    param_error,
+)
 
 __all__ = ["AlphaDecayAdam", "AlphaDecayAdamW", "AlphaDecayScheduler", "module_param_groups"]
+
+
+def adam_hyperparameters(
+    owner: str, lr: Any, betas: Any, eps: Any
+) -> tuple[float, tuple[float, float], float]:
+    """``lr`` >= 0, ``betas`` a pair in [0, 1) and ``eps`` >= 0, all finite, checked for
+    ``owner`` (before torch's own checks, whose messages do not name the argument)."""
+    lr = check_real("lr", owner, lr, low=0)
+    expected = "a pair (beta1, beta2) of reals in [0, 1)"
+    if not isinstance(betas, (tuple, list)):
+        raise param_error("betas", owner, expected, describe(betas), cls=TypeError)
+    if len(betas) != 2:
+        raise param_error("betas", owner, expected, Described(f"{len(betas)} values"))
+    pair = tuple(check_real("betas", owner, b, low=0, high=1, high_open=True) for b in betas)
+    eps = check_real("eps", owner, eps, low=0)
+    return lr, pair, eps  # type: ignore[return-value]
+
+
+def init_optimizer(
+    self: torch.optim.Optimizer, parent: type[torch.optim.Optimizer], owner: str, params: Any, **kw
+) -> None:
+    """``parent.__init__(self, params, **kw)``, with an unusable ``params`` (not an iterable of
+    tensors or groups, or empty) refused as a worded error naming ``params``."""
+    if isinstance(params, torch.Tensor):
+        raise param_error(
+            "params",
+            owner,
+            "an iterable of tensors or parameter groups",
+            Described("a single tensor"),
+            cls=TypeError,
+        )
+    try:
+        parent.__init__(self, params, **kw)
+    except (TypeError, ValueError) as exc:
+        raise param_error(
+            "params",
+            owner,
+            "a non-empty iterable of tensors or parameter groups",
+            Described(f"an argument torch refused ({exc})"),
+            cls=type(exc),
+        ) from exc
 
 
 def module_param_groups(
@@ -34,8 +82,17 @@ def module_param_groups(
     include: Include | None = None,
 ) -> list[dict[str, Any]]:
     """Parameter groups for AlphaDecay: one per tracked module (``"module": name``) and one for
-    the remaining parameters (``"module": None``), every group starting at ``weight_decay``."""
-    modules = tracked_modules(model, min_eigs, drop_first_last, include)
+    the remaining parameters (``"module": None``), every group starting at ``weight_decay``
+    (finite, >= 0)."""
+    owner = "module_param_groups"
+    weight_decay = check_real("weight_decay", owner, weight_decay, low=0)
+    modules = select_modules(owner, model, min_eigs, drop_first_last, include)
+    return _groups(model, modules, weight_decay)
+
+
+def _groups(
+    model: nn.Module, modules: dict[str, nn.Module], weight_decay: float
+) -> list[dict[str, Any]]:
     seen: set[int] = set()
     groups = []
     for name, module in modules.items():
@@ -50,6 +107,7 @@ def module_param_groups(
 
 @dataclass(frozen=True)
 class _Config:
+    owner: str
     base_wd: float
     s1: float
     s2: float
@@ -62,34 +120,31 @@ class _Config:
     include: Include | None
 
     @classmethod
-    def checked(cls, owner: str, wd_name: str, **kw: Any) -> _Config:
-        wd, s1, s2 = kw["base_wd"], kw["s1"], kw["s2"]
-        if not (isinstance(wd, (int, float)) and math.isfinite(wd) and wd >= 0):
-            raise param_error(wd_name, owner, "a finite number >= 0", wd)
-        if not (isinstance(s1, (int, float)) and math.isfinite(s1) and s1 >= 0):
-            raise param_error("s1", owner, "a finite number >= 0", s1)
-        if not (isinstance(s2, (int, float)) and math.isfinite(s2) and s2 >= s1):
-            raise param_error("s2", owner, f"a finite number >= s1 = {s1}", s2)
-        every = kw["update_every"]
-        if not (isinstance(every, int) and every >= 1):
-            raise param_error("update_every", owner, "an integer >= 1", every)
-        if not (isinstance(kw["xmin_pos"], (int, float)) and kw["xmin_pos"] > 1):
-            raise param_error("xmin_pos", owner, "a number greater than 1", kw["xmin_pos"])
-        check_choice("fit", owner, kw["fit"], ("median", "ks"))
-        check_choice("fn", owner, kw["fn"], ("linear", "sqrt", "log2"))
-        return cls(**kw)
+    def checked(cls, owner: str, wd_name: str, base_wd: Any, **kw: Any) -> _Config:
+        """The settings, each checked for ``owner`` (``wd_name``: how the base decay is called
+        there)."""
+        s1, s2 = scale_pair(owner, kw["s1"], kw["s2"])
+        return cls(
+            owner=owner,
+            base_wd=check_real(wd_name, owner, base_wd, low=0),
+            s1=s1,
+            s2=s2,
+            update_every=check_int("update_every", owner, kw["update_every"], low=1),
+            min_eigs=check_int("min_eigs", owner, kw["min_eigs"], low=1),
+            fit=check_choice("fit", owner, kw["fit"], ("median", "ks")),
+            fn=check_choice("fn", owner, kw["fn"], ("linear", "sqrt", "log2")),
+            xmin_pos=check_real("xmin_pos", owner, kw["xmin_pos"], low=1, low_open=True),
+            drop_first_last=check_bool("drop_first_last", owner, kw["drop_first_last"]),
+            include=kw["include"],
+        )
+
+    def modules(self, model: Any) -> dict[str, nn.Linear]:
+        return select_modules(self.owner, model, self.min_eigs, self.drop_first_last, self.include)
 
     def assign(
         self, model: nn.Module, groups: Iterable[dict[str, Any]]
     ) -> tuple[dict[str, float], dict[str, float]]:
-        alphas = module_alphas(
-            model,
-            self.min_eigs,
-            self.drop_first_last,
-            self.include,
-            method=self.fit,  # type: ignore[arg-type]
-            xmin_pos=self.xmin_pos,
-        )
+        alphas = alphas_of(self.owner, self.modules(model), self.fit, self.xmin_pos, False)
         decays = assign_weight_decay(alphas, self.base_wd, self.s1, self.s2, self.fn)  # type: ignore[arg-type]
         for group in groups:
             group["weight_decay"] = decays.get(group.get("module"), self.base_wd)
@@ -127,7 +182,8 @@ class AlphaDecayScheduler:
     scheduler before any learning-rate scheduler, which counts groups). Every other group gets
     ``base_wd`` (default: the optimizer's default ``weight_decay``). The decays are assigned
     when the scheduler is built (before step 0) and again after every ``update_every``-th call
-    of :meth:`step`, which is called after ``optimizer.step()``.
+    of :meth:`step`, which is called after ``optimizer.step()``. The settings are checked as in
+    :class:`AlphaDecayAdamW` (``base_wd`` like ``weight_decay``), and so are non-finite weights.
     """
 
     def __init__(
@@ -148,13 +204,15 @@ class AlphaDecayScheduler:
     ) -> None:
         owner = "AlphaDecayScheduler"
         if not isinstance(optimizer, torch.optim.Optimizer):
-            raise param_error("optimizer", owner, "a torch.optim.Optimizer", type(optimizer))
+            raise param_error(
+                "optimizer", owner, "a torch.optim.Optimizer", describe(optimizer), cls=TypeError
+            )
         if base_wd is None:
             base_wd = optimizer.defaults.get("weight_decay", 0.0)
         self.config = _Config.checked(
             owner,
             "base_wd",
-            base_wd=base_wd,
+            base_wd,
             s1=s1,
             s2=s2,
             update_every=update_every,
@@ -165,7 +223,7 @@ class AlphaDecayScheduler:
             drop_first_last=drop_first_last,
             include=include,
         )
-        modules = tracked_modules(model, min_eigs, drop_first_last, include)
+        modules = self.config.modules(model)
         if not any(g.get("module") in modules for g in optimizer.param_groups):
             _split_groups(optimizer, modules)
         if not any(g.get("module") in modules for g in optimizer.param_groups):
@@ -267,12 +325,11 @@ def _init(
 ) -> None:
     owner = type(self).__name__
     if not isinstance(model, nn.Module):
-        raise param_error("model", owner, "a torch.nn.Module", type(model).__name__, cls=TypeError)
-    config = _Config.checked(owner, "weight_decay", base_wd=weight_decay, **extra)
-    groups = module_param_groups(
-        model, weight_decay, config.min_eigs, config.drop_first_last, config.include
-    )
-    parent.__init__(self, groups, lr=lr, betas=betas, eps=eps, weight_decay=weight_decay)
+        raise param_error("model", owner, "a torch.nn.Module", describe(model), cls=TypeError)
+    lr, betas, eps = adam_hyperparameters(owner, lr, betas, eps)
+    config = _Config.checked(owner, "weight_decay", weight_decay, **extra)
+    groups = _groups(model, config.modules(model), config.base_wd)
+    parent.__init__(self, groups, lr=lr, betas=betas, eps=eps, weight_decay=config.base_wd)
     self._setup(model, config)
 
 
@@ -286,6 +343,12 @@ class AlphaDecayAdamW(_AlphaDecayMixin, torch.optim.AdamW):
     (``"median"`` Hill or ``"ks"``). Keyword-only: ``fn`` (``"linear"``, ``"sqrt"``, ``"log2"``),
     ``xmin_pos``, ``drop_first_last``, ``include``. Attributes: ``last_alphas``,
     ``last_decays``, ``alpha_step`` (saved in ``state_dict()``).
+
+    Checked at construction, before torch's own checks: ``lr`` >= 0, ``betas`` a pair in
+    [0, 1), ``eps`` >= 0, ``weight_decay`` >= 0, ``s1`` >= 0, ``s2`` >= ``s1`` (all finite
+    reals), ``update_every`` and ``min_eigs`` positive integers, ``xmin_pos`` > 1. Tracked
+    weights holding NaN or inf are refused at construction and at every refresh (``ValueError``
+    naming ``model``); NaN gradients propagate into the weights, as in ``torch.optim.AdamW``.
     """
 
     def __init__(
@@ -322,8 +385,8 @@ class AlphaDecayAdamW(_AlphaDecayMixin, torch.optim.AdamW):
 
 class AlphaDecayAdam(_AlphaDecayMixin, torch.optim.Adam):
     r"""Adam with coupled L2 decay (:math:`g \leftarrow g + \lambda_l w`) and AlphaDecay's
-    per-module :math:`\lambda_l`; the arguments are those of :class:`AlphaDecayAdamW` (the
-    paper's Adam runs use ``weight_decay`` around 1e-5)."""
+    per-module :math:`\lambda_l`; the arguments, their checks and the NaN policy are those of
+    :class:`AlphaDecayAdamW` (the paper's Adam runs use ``weight_decay`` around 1e-5)."""
 
     def __init__(
         self,

@@ -13,70 +13,84 @@ plain SGD replaces Cayley / Riemannian optimisation.
 True
 """
 
-from dartquant.calibrate import calibrate_rotation, normalize_acts, rotate_acts
-from dartquant.cayley import CayleySGD
-from dartquant.data import VOCAB, decode, encode, heavy_tailed_acts, synthetic_text, token_splits
-from dartquant.fusion import (
-    check_model,
-    fuse_rotations,
-    inject_channel_outliers,
-    quantize_model,
-    quantized_copy,
-    rotated_state,
-)
-from dartquant.hadamard import fwht, hadamard, online_hadamard, random_hadamard, random_orthogonal
-from dartquant.losses import whip_loss
-from dartquant.model import TinyLlama, perplexity
-from dartquant.pipeline import (
-    METHODS,
-    QuantResult,
-    calibrate_rotations,
-    collect_activations,
-    pipeline,
-)
-from dartquant.qrorth import QROrth
-from dartquant.quant import (
-    QuantLinear,
-    fake_quantize,
-    gptq_quantize,
-    quantize_act_per_token,
-    quantize_weight_rtn,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "METHODS",
-    "VOCAB",
-    "CayleySGD",
-    "QROrth",
-    "QuantLinear",
-    "QuantResult",
-    "TinyLlama",
-    "calibrate_rotation",
-    "calibrate_rotations",
-    "check_model",
-    "collect_activations",
-    "decode",
-    "encode",
-    "fake_quantize",
-    "fuse_rotations",
-    "fwht",
-    "gptq_quantize",
-    "heavy_tailed_acts",
-    "hadamard",
-    "inject_channel_outliers",
-    "normalize_acts",
-    "online_hadamard",
-    "perplexity",
-    "pipeline",
-    "quantize_act_per_token",
-    "quantize_model",
-    "quantize_weight_rtn",
-    "quantized_copy",
-    "random_hadamard",
-    "random_orthogonal",
-    "rotate_acts",
-    "rotated_state",
-    "synthetic_text",
-    "token_splits",
-    "whip_loss",
-]
+from paperkit.lazy import lazy_exports
+
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:  # the same names for static tools; `x as x` marks a re-export
+    from dartquant.calibrate import calibrate_rotation as calibrate_rotation
+    from dartquant.calibrate import normalize_acts as normalize_acts
+    from dartquant.calibrate import rotate_acts as rotate_acts
+    from dartquant.cayley import CayleySGD as CayleySGD
+    from dartquant.data import VOCAB as VOCAB
+    from dartquant.data import decode as decode
+    from dartquant.data import encode as encode
+    from dartquant.data import heavy_tailed_acts as heavy_tailed_acts
+    from dartquant.data import synthetic_text as synthetic_text
+    from dartquant.data import token_splits as token_splits
+    from dartquant.fusion import fuse_rotations as fuse_rotations
+    from dartquant.fusion import inject_channel_outliers as inject_channel_outliers
+    from dartquant.fusion import quantize_model as quantize_model
+    from dartquant.fusion import quantized_copy as quantized_copy
+    from dartquant.fusion import rotated_state as rotated_state
+    from dartquant.losses import whip_loss as whip_loss
+    from dartquant.model import TinyLlama as TinyLlama
+    from dartquant.model import perplexity as perplexity
+    from dartquant.qrorth import QROrth as QROrth
+    from dartquant.quant import QuantLinear as QuantLinear
+    from dartquant.quant import fake_quantize as fake_quantize
+    from dartquant.quant import gptq_quantize as gptq_quantize
+    from dartquant.quant import quantize_act_per_token as quantize_act_per_token
+    from dartquant.quant import quantize_weight_rtn as quantize_weight_rtn
+    from dartquant.recipe import METHODS as METHODS
+    from dartquant.recipe import QuantResult as QuantResult
+    from dartquant.recipe import calibrate_rotations as calibrate_rotations
+    from dartquant.recipe import collect_activations as collect_activations
+    from dartquant.recipe import pipeline as pipeline
+    from dartquant.rotations import fwht as fwht
+    from dartquant.rotations import hadamard as hadamard
+    from dartquant.rotations import online_hadamard as online_hadamard
+    from dartquant.rotations import random_hadamard as random_hadamard
+    from dartquant.rotations import random_orthogonal as random_orthogonal
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "CayleySGD": "cayley",
+        "METHODS": "recipe",
+        "QROrth": "qrorth",
+        "QuantLinear": "quant",
+        "QuantResult": "recipe",
+        "TinyLlama": "model",
+        "VOCAB": "data",
+        "calibrate_rotation": "calibrate",
+        "calibrate_rotations": "recipe",
+        "collect_activations": "recipe",
+        "decode": "data",
+        "encode": "data",
+        "fake_quantize": "quant",
+        "fuse_rotations": "fusion",
+        "fwht": "rotations",
+        "gptq_quantize": "quant",
+        "hadamard": "rotations",
+        "heavy_tailed_acts": "data",
+        "inject_channel_outliers": "fusion",
+        "normalize_acts": "calibrate",
+        "online_hadamard": "rotations",
+        "perplexity": "model",
+        "pipeline": "recipe",
+        "quantize_act_per_token": "quant",
+        "quantize_model": "fusion",
+        "quantize_weight_rtn": "quant",
+        "quantized_copy": "fusion",
+        "random_hadamard": "rotations",
+        "random_orthogonal": "rotations",
+        "rotate_acts": "calibrate",
+        "rotated_state": "fusion",
+        "synthetic_text": "data",
+        "token_splits": "data",
+        "whip_loss": "losses",
+    },
+)

@@ -24,16 +24,37 @@ import torch
 from dartquant.cayley import CayleySGD
 from dartquant.losses import whip_loss
 from dartquant.qrorth import INITS, QROrth, initial_rotation
-from paperkit import Described, check_choice, param_error
+from paperkit import (
+    Described,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    check_tensor,
+    describe,
+    param_error,
+)
 
 __all__ = ["calibrate_rotation", "normalize_acts", "rotate_acts"]
 
 OWNER = "calibrate_rotation"
+NORMALIZE = ("none", "rms")
 
 
 def normalize_acts(x: torch.Tensor, normalize: str = "none") -> torch.Tensor:
-    """``"none"``: x as is; ``"rms"``: each token (all trailing dims) divided by its RMS."""
-    check_choice("normalize", OWNER, normalize, ("none", "rms"))
+    """``"none"``: x as is; ``"rms"``: each token (row of x[T, d], or x[T, H, h] over all its
+    trailing dims) divided by its RMS. NaN and inf are refused.
+
+    >>> normalize_acts(torch.tensor([[3.0, 4.0]]), "rms") * 12.5**0.5
+    tensor([[3., 4.]])
+    """
+    owner = "normalize_acts"
+    check_tensor("x", owner, x, ndim=(2, 3))
+    check_choice("normalize", owner, normalize, NORMALIZE)
+    return _normalize(x, normalize)
+
+
+def _normalize(x: torch.Tensor, normalize: str) -> torch.Tensor:
     if normalize == "none":
         return x
     flat = x.reshape(x.shape[0], -1)
@@ -42,35 +63,57 @@ def normalize_acts(x: torch.Tensor, normalize: str = "none") -> torch.Tensor:
 
 
 def rotate_acts(x: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
-    """x[T, d] @ R[d, d], or per head x[T, H, h] with R[n_kv, h, h] shared by H / n_kv heads."""
+    """x[T, d] @ R[d, d], or per head x[T, H, h] with R[n_kv, h, h] shared by H / n_kv heads.
+
+    Computed in ``torch.promote_types(x.dtype, R.dtype)``; NaN and inf are refused.
+    """
+    owner = "rotate_acts"
+    check_tensor("x", owner, x, ndim=(2, 3))
+    check_tensor("R", owner, R, ndim=(2, 3))
+    if x.dim() != R.dim():
+        raise param_error(
+            "x",
+            owner,
+            "as many dims as R (x [T, d] with R [d, d], or x [T, H, h] with R [n_kv, h, h])",
+            Described(f"x of shape {tuple(x.shape)} with 'R' of shape {tuple(R.shape)}"),
+        )
+    dims: dict = {}
+    if x.dim() == 2:
+        check_tensor("x", owner, x, shape=("T", "d"), dims=dims, finite=False)
+        check_tensor("R", owner, R, shape=("d", "d"), dims=dims, finite=False)
+    else:
+        check_tensor("x", owner, x, shape=("T", "H", "h"), dims=dims, finite=False)
+        check_tensor("R", owner, R, shape=("n_kv", "h", "h"), dims=dims, finite=False)
+        if x.shape[1] % R.shape[0]:
+            raise param_error(
+                "R",
+                owner,
+                f"one rotation per KV head, a divisor of the H={x.shape[1]} heads of x",
+                Described(f"{R.shape[0]} rotations"),
+            )
+    dtype = torch.promote_types(x.dtype, R.dtype)
+    return _rotate(x.to(dtype), R.to(dtype))
+
+
+def _rotate(x: torch.Tensor, R: torch.Tensor) -> torch.Tensor:
     if x.dim() == 2:
         return x @ R
     group = x.shape[1] // R.shape[0]
     return torch.einsum("thd,hde->the", x, R.repeat_interleave(group, dim=0))
 
 
-def _check_acts(acts: Any, n_kv_heads: int | None) -> int:
-    if not isinstance(acts, torch.Tensor):
-        raise param_error("acts", OWNER, "a torch.Tensor", type(acts).__name__, cls=TypeError)
-    if acts.dim() not in (2, 3) or not acts.is_floating_point():
-        raise param_error(
-            "acts",
-            OWNER,
-            "a float tensor [T, d] or [T, H, h]",
-            Described(f"shape {tuple(acts.shape)}"),
-        )
-    if acts.shape[0] == 0 or acts.shape[-1] == 0:
-        raise param_error(
-            "acts", OWNER, "a non-empty calibration set", Described(f"shape {tuple(acts.shape)}")
-        )
-    if not torch.isfinite(acts).all():
-        raise param_error("acts", OWNER, "finite", Described("a tensor with NaN or inf"))
+def _kv_heads(acts: torch.Tensor, n_kv_heads: Any) -> int:
+    """The number of rotations: 1 for [T, d] acts, ``n_kv_heads`` (default H) for [T, H, h]."""
     if acts.dim() == 2:
+        if n_kv_heads is not None:
+            raise param_error(
+                "acts", OWNER, "3-D [T, H, h] when n_kv_heads is given", describe(acts)
+            )
         return 1
     heads = acts.shape[1]
-    n_kv = heads if n_kv_heads is None else n_kv_heads
-    if isinstance(n_kv, bool) or not isinstance(n_kv, int) or n_kv < 1 or heads % n_kv:
-        raise param_error("n_kv_heads", OWNER, f"a positive divisor of the {heads} heads", n_kv)
+    n_kv = heads if n_kv_heads is None else check_int("n_kv_heads", OWNER, n_kv_heads, low=1)
+    if heads % n_kv:
+        raise param_error("n_kv_heads", OWNER, f"a divisor of the {heads} heads of acts", n_kv)
     return n_kv
 
 
@@ -97,7 +140,8 @@ def calibrate_rotation(
 
     Args:
         acts: [T, d] (R1: one d x d rotation) or [T, H, h] (R2: one h x h rotation per KV head,
-            returned as [n_kv_heads, h, h]).
+            returned as [n_kv_heads, h, h]); any floating dtype, cast to float32 (the
+            calibration and R are float32). NaN and inf are refused.
         epochs, batch_size, subset: each epoch uses a random ``subset`` fraction of the T tokens
             (at least one batch) in mini-batches of ``batch_size`` rows.
         lr, momentum, optimizer: ``"sgd"`` (momentum) or ``"adam"`` on Z (QR-Orth); the Cayley
@@ -105,41 +149,42 @@ def calibrate_rotation(
         parametrization: ``"qr"`` (QR-Orth) or ``"cayley"`` (Cayley SGD, SpinQuant's optimiser).
         init: ``"hadamard"``, ``"random"`` or ``"identity"`` start.
         normalize: ``"none"`` (raw activations, as the official code) or ``"rms"``.
-        n_kv_heads: KV heads for 3-D acts (GQA groups share a rotation); default H.
+        n_kv_heads: KV heads for 3-D acts (GQA groups share a rotation); default H; only for
+            3-D acts.
         accumulation_steps: batches whose gradients are summed per optimiser step.
         cosine_lr: cosine annealing of the lr over the epochs.
         eval_every: if > 0, the Whip loss of the whole (normalised) set is recorded every that
             many steps, outside the timed region.
-        time_limit_s: stop once the timed optimisation exceeds this many seconds.
+        time_limit_s: stop once the timed optimisation exceeds this many seconds (> 0).
 
     ``history`` holds ``step_loss`` (per optimiser step), ``epoch_loss`` (mean per epoch; noisy:
     each epoch is a different subset), ``time_s`` (cumulative optimisation seconds per step),
     ``eval`` ((step, seconds, full-set loss) triples), ``initial_loss`` and ``final_loss`` (full
     set) and ``steps``.
     """
-    n_kv = _check_acts(acts, n_kv_heads)
-    for name, value in (("epochs", epochs), ("batch_size", batch_size)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise param_error(name, OWNER, "a positive int", value)
-    if (
-        isinstance(accumulation_steps, bool)
-        or not isinstance(accumulation_steps, int)
-        or accumulation_steps < 1
-    ):
-        raise param_error("accumulation_steps", OWNER, "a positive int", accumulation_steps)
-    if not 0 < subset <= 1:
-        raise param_error("subset", OWNER, "in (0, 1]", subset)
-    if not lr > 0:
-        raise param_error("lr", OWNER, "positive", lr)
-    if not 0 <= momentum < 1:
-        raise param_error("momentum", OWNER, "in [0, 1)", momentum)
+    check_tensor("acts", OWNER, acts, ndim=(2, 3))
+    n_kv = _kv_heads(acts, n_kv_heads)
+    epochs = check_int("epochs", OWNER, epochs, low=1)
+    batch_size = check_int("batch_size", OWNER, batch_size, low=1)
+    accumulation_steps = check_int("accumulation_steps", OWNER, accumulation_steps, low=1)
+    subset = check_real("subset", OWNER, subset, low=0, low_open=True, high=1)
+    lr = check_real("lr", OWNER, lr, low=0, low_open=True)
+    momentum = check_real("momentum", OWNER, momentum, low=0, high=1, high_open=True)
     check_choice("optimizer", OWNER, optimizer, ("sgd", "adam"))
     check_choice("parametrization", OWNER, parametrization, ("qr", "cayley"))
     check_choice("init", OWNER, init, INITS)
+    check_choice("normalize", OWNER, normalize, NORMALIZE)
+    seed = check_int("seed", OWNER, seed, low=0)
+    cosine_lr = check_bool("cosine_lr", OWNER, cosine_lr)
+    eval_every = check_int("eval_every", OWNER, eval_every, low=0)
+    if time_limit_s is not None:
+        time_limit_s = check_real(
+            "time_limit_s", OWNER, time_limit_s, low=0, low_open=True, finite=False
+        )
     if parametrization == "cayley" and optimizer != "sgd":
         raise param_error("optimizer", OWNER, "'sgd' with parametrization='cayley'", optimizer)
 
-    x_all = normalize_acts(acts.float(), normalize)
+    x_all = _normalize(acts.float(), normalize)
     T, d = x_all.shape[0], x_all.shape[-1]
     gen = torch.Generator().manual_seed(seed)
     if parametrization == "qr":
@@ -172,9 +217,9 @@ def calibrate_rotation(
             total = 0.0
             for start_row in range(0, T, 4096):
                 chunk = x_all[start_row : start_row + 4096]
-                total += whip_loss(
-                    rotate_acts(chunk, as_rotation(current())).flatten(1)
-                ).item() * len(chunk)
+                total += whip_loss(_rotate(chunk, as_rotation(current())).flatten(1)).item() * len(
+                    chunk
+                )
             return total / T
 
     sched = torch.optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs) if cosine_lr else None
@@ -190,7 +235,7 @@ def calibrate_rotation(
         tic = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         for b, rows in enumerate(batches):
-            loss = whip_loss(rotate_acts(x_all[rows], as_rotation(current())).flatten(1))
+            loss = whip_loss(_rotate(x_all[rows], as_rotation(current())).flatten(1))
             (loss / accumulation_steps).backward()
             epoch_losses.append(loss.item())
             if (b + 1) % accumulation_steps and b + 1 < len(batches):

@@ -21,20 +21,50 @@ from collections.abc import Iterable
 
 import torch
 
-from paperkit import param_error
+from paperkit import Described, check_real, check_tensor, param_error
 
 __all__ = ["CayleySGD"]
 
 
 class CayleySGD(torch.optim.Optimizer):
-    """SGD with momentum on orthogonal matrices [..., d, d] through the Cayley transform."""
+    """SGD with momentum on orthogonal matrices [..., d, d] through the Cayley transform.
+
+    ``params``: tensors (or parameter groups) of square matrices ``[..., d, d]``, finite at
+    construction; ``lr`` > 0 and ``momentum`` in [0, 1) are finite reals. NaN or inf gradients
+    propagate into the parameters, as in torch's optimizers.
+    """
 
     def __init__(self, params: Iterable[torch.Tensor], lr: float = 1e-3, momentum: float = 0.9):
-        if not lr > 0:
-            raise param_error("lr", "CayleySGD", "positive", lr)
-        if not 0 <= momentum < 1:
-            raise param_error("momentum", "CayleySGD", "in [0, 1)", momentum)
-        super().__init__(params, {"lr": lr, "momentum": momentum})
+        owner = "CayleySGD"
+        lr = check_real("lr", owner, lr, low=0, low_open=True)
+        momentum = check_real("momentum", owner, momentum, low=0, high=1, high_open=True)
+        if isinstance(params, torch.Tensor):
+            raise param_error(
+                "params",
+                owner,
+                "an iterable of tensors",
+                Described("a single tensor"),
+                cls=TypeError,
+            )
+        try:
+            super().__init__(params, {"lr": lr, "momentum": momentum})
+        except (TypeError, ValueError) as exc:
+            raise param_error(
+                "params",
+                owner,
+                "a non-empty iterable of tensors or parameter groups",
+                Described(str(exc)),
+            ) from exc
+        for group in self.param_groups:
+            for R in group["params"]:
+                check_tensor("params", owner, R)
+                if R.dim() < 2 or R.shape[-1] != R.shape[-2]:
+                    raise param_error(
+                        "params",
+                        owner,
+                        "square matrices [..., d, d]",
+                        Described(f"a tensor of shape {tuple(R.shape)}"),
+                    )
 
     @torch.no_grad()
     def step(self, closure=None):  # noqa: D102 - torch.optim.Optimizer.step
@@ -47,10 +77,6 @@ class CayleySGD(torch.optim.Optimizer):
             for R in group["params"]:
                 if R.grad is None:
                     continue
-                if R.dim() < 2 or R.shape[-1] != R.shape[-2]:
-                    raise param_error(
-                        "params", "CayleySGD", "square matrices [..., d, d]", tuple(R.shape)
-                    )
                 G = R.grad
                 A = G @ R.mT - R @ G.mT
                 state = self.state[R]

@@ -17,17 +17,25 @@ the same function as the original in exact arithmetic.
 from __future__ import annotations
 
 import copy
+from typing import Any
 
 import torch
 from torch import nn
 
-from dartquant.hadamard import online_hadamard as hadamard_transform
-from dartquant.quant import QuantLinear, check_bits, gptq_quantize
-from paperkit import Described, check_choice, param_error
+from dartquant.model import LINEAR_NAMES, TinyLlama, check_model, token_ids
+from dartquant.quant import QuantLinear, bit_width, clip_ratio_arg, gptq_quantize
+from dartquant.rotations import online_hadamard_core
+from paperkit import (
+    Described,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    check_tensor,
+    param_error,
+)
 
 __all__ = [
-    "LINEAR_NAMES",
-    "check_model",
     "fuse_rotations",
     "inject_channel_outliers",
     "quantize_model",
@@ -35,59 +43,45 @@ __all__ = [
     "rotated_state",
 ]
 
-LINEAR_NAMES = (
-    "attn.q_proj",
-    "attn.k_proj",
-    "attn.v_proj",
-    "attn.o_proj",
-    "mlp.gate_proj",
-    "mlp.up_proj",
-    "mlp.down_proj",
-)
 _READERS = {
     "attn_norm": ("attn.q_proj", "attn.k_proj", "attn.v_proj"),
     "mlp_norm": ("mlp.gate_proj", "mlp.up_proj"),
 }
+#: Largest max |R^T R - I| accepted for a rotation.
+ORTHOGONALITY_TOL = 1e-3
 
 
-def check_model(model: object, owner: str) -> None:
-    """Raise a clear error unless ``model`` has the LLaMA layout TinyLlama has."""
-    expected = (
-        "a LLaMA-style model with embed, embed_offset, layers[i].attn_norm/mlp_norm, "
-        "layers[i].attn.{q,k,v,o}_proj, layers[i].mlp.{gate,up,down}_proj, norm and lm_head"
-    )
-    missing = [
-        a for a in ("embed", "embed_offset", "layers", "norm", "lm_head") if not hasattr(model, a)
-    ]
-    if not missing:
-        for i, layer in enumerate(model.layers):
-            for name in (*LINEAR_NAMES, "attn_norm", "mlp_norm"):
-                try:
-                    layer.get_submodule(name)
-                except AttributeError:
-                    missing.append(f"layers[{i}].{name}")
-    if missing:
-        raise param_error(
-            "model",
-            owner,
-            expected,
-            Described(f"a {type(model).__name__} without {', '.join(missing[:3])}"),
-            cls=TypeError,
-        )
-
-
-def _check_rotation(R: torch.Tensor | None, shape: tuple[int, ...], name: str, owner: str) -> None:
+def _rotation(name: str, owner: str, R: Any, shape: tuple[int, ...], dtype: torch.dtype) -> Any:
+    """``R`` checked (shape, finite, orthogonal to 1e-3) and cast to ``dtype``; None passes."""
     if R is None:
-        return
-    if not isinstance(R, torch.Tensor) or tuple(R.shape) != shape:
-        got = f"shape {tuple(R.shape)}" if isinstance(R, torch.Tensor) else type(R).__name__
-        raise param_error(name, owner, f"a tensor of shape {shape}", Described(got))
+        return None
+    check_tensor(name, owner, R, shape=shape)
     Rd = R.detach().double()
     err = (Rd.mT @ Rd - torch.eye(shape[-1], dtype=torch.float64)).abs().max().item()
-    if err > 1e-3:
+    if err > ORTHOGONALITY_TOL:
         raise param_error(
             name, owner, "orthogonal (R^T R = I)", Described(f"max |R^T R - I| = {err:.3g}")
         )
+    return R.to(dtype)
+
+
+def _rotations(
+    owner: str, model: TinyLlama, R1: Any, R2s: Any
+) -> tuple[torch.Tensor | None, list[torch.Tensor | None] | None]:
+    """R1 [d, d] and R2s (per layer [n_kv_heads, h, h] or None), checked and cast to the
+    model's dtype."""
+    dtype = model.embed.weight.dtype
+    R1 = _rotation("R1", owner, R1, (model.dim, model.dim), dtype)
+    if R2s is None:
+        return R1, None
+    n = len(model.layers)
+    if not isinstance(R2s, (list, tuple)) or len(R2s) != n:
+        got = (
+            f"{len(R2s)} rotations" if isinstance(R2s, (list, tuple)) else f"a {type(R2s).__name__}"
+        )
+        raise param_error("R2s", owner, f"a list of {n} rotations (one per layer)", Described(got))
+    shape = (model.n_kv_heads, model.head_dim, model.head_dim)
+    return R1, [_rotation("R2s", owner, R2, shape, dtype) for R2 in R2s]
 
 
 def rotated_state(
@@ -100,8 +94,25 @@ def rotated_state(
     """The state dict of ``model`` with norms absorbed and R1 / R2 / R4 folded into its weights.
 
     Differentiable in ``R1`` and ``R2s`` (SpinQuant-style training runs the model on this state
-    through ``torch.func.functional_call``); the model itself is not modified.
+    through ``torch.func.functional_call``); the model itself is not modified. ``R1`` is
+    ``[dim, dim]``, ``R2s`` one ``[n_kv_heads, head_dim, head_dim]`` or None per layer; both must
+    be orthogonal (max |R^T R - I| <= 1e-3) and finite (NaN and inf are refused), and are cast
+    to the model's dtype.
     """
+    owner = "rotated_state"
+    check_model(model, owner)
+    R1, R2s = _rotations(owner, model, R1, R2s)
+    online_hadamard = check_bool("online_hadamard", owner, online_hadamard)
+    return rotated_state_core(model, R1, R2s, online_hadamard)
+
+
+def rotated_state_core(
+    model: TinyLlama,
+    R1: torch.Tensor | None,
+    R2s: list[torch.Tensor | None] | None,
+    online_hadamard: bool,
+) -> dict[str, torch.Tensor]:
+    """:func:`rotated_state` on checked arguments."""
     state = {k: v.detach() for k, v in model.state_dict().items()}
     for i in range(len(model.layers)):
         p = f"layers.{i}."
@@ -137,7 +148,7 @@ def rotated_state(
     if online_hadamard:
         for i in range(len(model.layers)):
             key = f"layers.{i}.mlp.down_proj.weight"
-            state[key] = hadamard_transform(state[key])
+            state[key] = online_hadamard_core(state[key])
     return state
 
 
@@ -149,34 +160,32 @@ def fuse_rotations(
     online_hadamard: bool = False,
 ) -> nn.Module:
     """Fold R1 (d x d) and R2s (per layer [n_kv_heads, h, h] or None) into ``model`` in place,
-    after absorbing the RMSNorm gains; with ``online_hadamard`` also switch on R3 / R4. The model
-    computes the same logits (up to rounding). Returns the model."""
-    check_model(model, "fuse_rotations")
+    after absorbing the RMSNorm gains; with ``online_hadamard`` also switch on R3 / R4 (the
+    model's ``head_dim`` and ``ffn_dim`` must be powers of 2). The model computes the same logits
+    (up to rounding). Returns the model. The rotations are checked and cast as in
+    :func:`rotated_state` (NaN and inf refused); nothing is modified when a check fails."""
+    owner = "fuse_rotations"
+    check_model(model, owner)
     if any(isinstance(m, QuantLinear) for m in model.modules()):
         raise param_error(
             "model",
-            "fuse_rotations",
+            owner,
             "a full-precision model (fuse before quantize_model)",
             Described("a quantised model"),
         )
-    _check_rotation(R1, (model.dim, model.dim), "R1", "fuse_rotations")
-    if R2s is not None:
-        if len(R2s) != len(model.layers):
-            raise param_error(
-                "R2s",
-                "fuse_rotations",
-                f"a list of {len(model.layers)} rotations (one per layer)",
-                Described(f"{len(R2s)} rotations"),
-            )
-        for R2 in R2s:
-            _check_rotation(
-                R2, (model.n_kv_heads, model.head_dim, model.head_dim), "R2s", "fuse_rotations"
-            )
-    if online_hadamard:
-        model.set_online_hadamard(True)  # validates the Hadamard sizes before any weight changes
+    R1, R2s = _rotations(owner, model, R1, R2s)
+    online_hadamard = check_bool("online_hadamard", owner, online_hadamard)
+    if online_hadamard and not model.hadamard_ready():
+        raise param_error(
+            "model",
+            owner,
+            "a model whose head_dim and ffn_dim are powers of 2 (online_hadamard=True)",
+            Described(f"a model with head_dim={model.head_dim}, ffn_dim={model.ffn_dim}"),
+        )
     with torch.no_grad():
-        state = rotated_state(model, R1, R2s, online_hadamard=online_hadamard)
-        model.load_state_dict(state)
+        model.load_state_dict(rotated_state_core(model, R1, R2s, online_hadamard))
+    if online_hadamard:
+        model.set_online_hadamard(True)
     return model
 
 
@@ -186,13 +195,17 @@ def inject_channel_outliers(
     """Function-preserving outlier channels at the R2 and R4 points of every layer, in place.
 
     ``n_channels`` seeded channels of the v_proj output (o_proj input) and of the up_proj output
-    (down_proj input) are multiplied by ``scale`` and the matching o_proj / down_proj columns
-    divided by it: attention and SwiGLU are linear in v and up, so the logits are unchanged but
-    the o_proj / down_proj inputs carry large channels (not absorbable into norm gains).
+    (down_proj input) are multiplied by ``scale`` (finite, > 0) and the matching o_proj /
+    down_proj columns divided by it: attention and SwiGLU are linear in v and up, so the logits
+    are unchanged but the o_proj / down_proj inputs carry large channels (not absorbable into
+    norm gains).
     """
-    check_model(model, "inject_channel_outliers")
-    if not scale > 0:
-        raise param_error("scale", "inject_channel_outliers", "positive", scale)
+    owner = "inject_channel_outliers"
+    check_model(model, owner)
+    scale = check_real("scale", owner, scale, low=0, low_open=True)
+    widest = min(model.n_kv_heads * model.head_dim, model.ffn_dim)
+    n_channels = check_int("n_channels", owner, n_channels, low=0, high=widest)
+    seed = check_int("seed", owner, seed, low=0)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
         for layer in model.layers:
@@ -229,46 +242,44 @@ def _input_hessians(model: nn.Module, tokens: torch.Tensor) -> dict[str, torch.T
     return hessians
 
 
-def quantize_model(
-    model: nn.Module,
-    w_bits: int | None = 4,
-    a_bits: int | None = 4,
-    kv_bits: int | None = 4,
-    *,
-    a_clip: float = 0.9,
-    kv_clip: float = 1.0,
-    weight_quant: str = "rtn",
-    calib_tokens: torch.Tensor | None = None,
-) -> nn.Module:
-    """Replace every projection of the decoder layers by a :class:`QuantLinear` (weights
-    per-channel symmetric RTN or GPTQ, inputs per-token asymmetric) and fake-quantise the KV
-    cache, in place; ``lm_head`` and the embedding stay in full precision. Returns the model.
-    ``None`` bits keep that side in full precision. GPTQ needs ``calib_tokens`` [N, T]."""
-    check_model(model, "quantize_model")
-    for name, bits in (("w_bits", w_bits), ("a_bits", a_bits), ("kv_bits", kv_bits)):
-        if bits is not None:
-            check_bits(bits, "quantize_model", name)
-    check_choice("weight_quant", "quantize_model", weight_quant, ("rtn", "gptq"))
+_BITS = ("w_bits", "a_bits", "kv_bits")
+
+
+def _quant_args(owner: str, model: Any, **kw: Any) -> dict[str, Any]:
+    """The arguments of :func:`quantize_model`, checked for ``owner``."""
+    check_model(model, owner)
     if any(isinstance(m, QuantLinear) for m in model.modules()):
         raise param_error(
-            "model",
-            "quantize_model",
-            "a full-precision model",
-            Described("an already quantised model"),
+            "model", owner, "a full-precision model", Described("an already quantised model")
         )
+    args = {name: bit_width(name, owner, kw[name], allow_none=True) for name in _BITS}
+    args["a_clip"] = clip_ratio_arg(owner, "a_clip", kw["a_clip"])
+    args["kv_clip"] = clip_ratio_arg(owner, "kv_clip", kw["kv_clip"])
+    args["weight_quant"] = check_choice("weight_quant", owner, kw["weight_quant"], ("rtn", "gptq"))
+    tokens = kw["calib_tokens"]
+    if tokens is not None:
+        tokens = token_ids("calib_tokens", owner, tokens, model.vocab, ndim=2)
+    elif args["weight_quant"] == "gptq" and args["w_bits"] is not None:
+        raise param_error(
+            "calib_tokens", owner, "a token tensor [N, T] for GPTQ", Described("None")
+        )
+    args["calib_tokens"] = tokens
+    return args
+
+
+def _quantize(
+    model: TinyLlama,
+    *,
+    w_bits: int | None,
+    a_bits: int | None,
+    kv_bits: int | None,
+    a_clip: float,
+    kv_clip: float,
+    weight_quant: str,
+    calib_tokens: torch.Tensor | None,
+) -> TinyLlama:
     hessians = {}
     if weight_quant == "gptq" and w_bits is not None:
-        if (
-            not isinstance(calib_tokens, torch.Tensor)
-            or calib_tokens.dim() != 2
-            or len(calib_tokens) == 0
-        ):
-            raise param_error(
-                "calib_tokens",
-                "quantize_model",
-                "a non-empty token tensor [N, T] for GPTQ",
-                type(calib_tokens).__name__,
-            )
         hessians = _input_hessians(model, calib_tokens)
     for i, layer in enumerate(model.layers):
         for name in LINEAR_NAMES:
@@ -286,6 +297,61 @@ def quantize_model(
     return model
 
 
-def quantized_copy(model: nn.Module, *args, **kwargs) -> nn.Module:
+def quantize_model(
+    model: nn.Module,
+    w_bits: int | None = 4,
+    a_bits: int | None = 4,
+    kv_bits: int | None = 4,
+    *,
+    a_clip: float = 0.9,
+    kv_clip: float = 1.0,
+    weight_quant: str = "rtn",
+    calib_tokens: torch.Tensor | None = None,
+) -> nn.Module:
+    """Replace every projection of the decoder layers by a :class:`QuantLinear` (weights
+    per-channel symmetric RTN or GPTQ, inputs per-token asymmetric) and fake-quantise the KV
+    cache, in place; ``lm_head`` and the embedding stay in full precision. Returns the model.
+
+    Bit-widths are ints in [2, 16] or ``None`` (that side stays in full precision); the clip
+    ratios are in (0, 1]. GPTQ needs ``calib_tokens``, an integer tensor [N, T] of ids in
+    ``[0, vocab)`` (its Hessians come from the model's activations on them). Arguments are
+    checked before the model is touched.
+    """
+    args = _quant_args(
+        "quantize_model",
+        model,
+        w_bits=w_bits,
+        a_bits=a_bits,
+        kv_bits=kv_bits,
+        a_clip=a_clip,
+        kv_clip=kv_clip,
+        weight_quant=weight_quant,
+        calib_tokens=calib_tokens,
+    )
+    return _quantize(model, **args)
+
+
+def quantized_copy(
+    model: nn.Module,
+    w_bits: int | None = 4,
+    a_bits: int | None = 4,
+    kv_bits: int | None = 4,
+    *,
+    a_clip: float = 0.9,
+    kv_clip: float = 1.0,
+    weight_quant: str = "rtn",
+    calib_tokens: torch.Tensor | None = None,
+) -> nn.Module:
     """:func:`quantize_model` on a deep copy (the input model is left in full precision)."""
-    return quantize_model(copy.deepcopy(model), *args, **kwargs)
+    args = _quant_args(
+        "quantized_copy",
+        model,
+        w_bits=w_bits,
+        a_bits=a_bits,
+        kv_bits=kv_bits,
+        a_clip=a_clip,
+        kv_clip=kv_clip,
+        weight_quant=weight_quant,
+        calib_tokens=calib_tokens,
+    )
+    return _quantize(copy.deepcopy(model), **args)

@@ -15,15 +15,21 @@ from __future__ import annotations
 
 import torch
 
-from paperkit import param_error
+from paperkit import Described, check_tensor, param_error
 
 __all__ = ["whip_loss"]
 
 
 def whip_loss(x: torch.Tensor) -> torch.Tensor:
-    """Whip loss: sum over the last dim of exp(-|x|), mean over every leading dim (a scalar)."""
-    if not isinstance(x, torch.Tensor):
-        raise param_error("x", "whip_loss", "a torch.Tensor", type(x).__name__, cls=TypeError)
-    if x.dim() < 1 or x.shape[-1] == 0:
-        raise param_error("x", "whip_loss", "a tensor with a non-empty last dim", tuple(x.shape))
+    """Whip loss: sum over the last dim of exp(-|x|), mean over every leading dim (a scalar).
+
+    ``x``: a non-empty floating tensor ``[..., d]``. NaN propagates by design (the loss is NaN,
+    as torch's losses are); ``±inf`` entries contribute exp(-inf) = 0.
+
+    >>> whip_loss(torch.zeros(2, 3))
+    tensor(3.)
+    """
+    check_tensor("x", "whip_loss", x, finite=False)
+    if x.dim() == 0:
+        raise param_error("x", "whip_loss", "at least 1-D [..., d]", Described("a 0-D tensor"))
     return torch.exp(-x.abs()).sum(-1).mean()

@@ -16,15 +16,60 @@ activations" of LLM residual streams (a few channels far above the rest).
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from dartquant.hadamard import is_power_of_two, online_hadamard
-from dartquant.quant import check_bits, quantize_act_per_token
-from paperkit import Described, param_error
+from dartquant.quant import bit_width, clip_ratio_arg, fake_quantize_core
+from dartquant.rotations import is_power_of_two, online_hadamard_core
+from paperkit import Described, check_bool, check_int, check_memory, check_tensor, param_error
 
-__all__ = ["Attention", "Block", "MLP", "RMSNorm", "TinyLlama", "perplexity"]
+__all__ = [
+    "LINEAR_NAMES",
+    "Attention",
+    "Block",
+    "MLP",
+    "RMSNorm",
+    "TinyLlama",
+    "check_model",
+    "perplexity",
+    "token_ids",
+]
+
+#: The projections of every decoder layer, as ``layer.get_submodule`` names.
+LINEAR_NAMES = (
+    "attn.q_proj",
+    "attn.k_proj",
+    "attn.v_proj",
+    "attn.o_proj",
+    "mlp.gate_proj",
+    "mlp.up_proj",
+    "mlp.down_proj",
+)
+
+
+def check_model(model: Any, owner: str) -> TinyLlama:
+    """``model`` if it is a :class:`TinyLlama` (the layout the rotations are placed in, full
+    precision or quantised), else a ``TypeError`` naming ``model``."""
+    if not isinstance(model, TinyLlama):
+        raise param_error(
+            "model", owner, "a TinyLlama", Described(f"a {type(model).__name__}"), cls=TypeError
+        )
+    return model
+
+
+def token_ids(name: str, owner: str, tokens: Any, vocab: int, *, ndim: int) -> torch.Tensor:
+    """``tokens`` checked as a non-empty integer tensor of ``ndim`` dims with every id in
+    ``[0, vocab)``; returned as int64 (any integer dtype is accepted and cast)."""
+    check_tensor(name, owner, tokens, dtype="int", ndim=ndim)
+    lo, hi = int(tokens.min()), int(tokens.max())
+    if lo < 0 or hi >= vocab:
+        raise param_error(
+            name, owner, f"token ids in [0, {vocab})", Described(f"ids in [{lo}, {hi}]")
+        )
+    return tokens.long()
 
 
 class RMSNorm(nn.Module):
@@ -74,10 +119,10 @@ class Attention(nn.Module):
         v = self.v_proj(x).view(B, T, self.n_kv_heads, h).transpose(1, 2)
         q, k = _rope(q), _rope(k)
         if self.online_hadamard:
-            q, k = online_hadamard(q), online_hadamard(k)
+            q, k = online_hadamard_core(q), online_hadamard_core(k)
         if self.kv_bits is not None:
-            k = quantize_act_per_token(k, self.kv_bits, self.kv_clip)
-            v = quantize_act_per_token(v, self.kv_bits, self.kv_clip)
+            k = fake_quantize_core(k, self.kv_bits, False, self.kv_clip)[0]
+            v = fake_quantize_core(v, self.kv_bits, False, self.kv_clip)[0]
         group = self.n_heads // self.n_kv_heads
         if group > 1:
             k, v = k.repeat_interleave(group, 1), v.repeat_interleave(group, 1)
@@ -98,7 +143,7 @@ class MLP(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         h = F.silu(self.gate_proj(x)) * self.up_proj(x)
         if self.online_hadamard:
-            h = online_hadamard(h)
+            h = online_hadamard_core(h)
         return self.down_proj(h)
 
 
@@ -121,10 +166,16 @@ class TinyLlama(nn.Module):
     Args:
         vocab: vocabulary size.
         dim: hidden size d (a power of 2 for Hadamard rotations of the residual stream).
-        n_layers, n_heads, n_kv_heads: depth and heads (``n_kv_heads`` divides ``n_heads``;
-            default ``n_heads``: plain multi-head attention).
+        n_layers, n_heads, n_kv_heads: depth and heads (``n_heads`` divides ``dim`` with an even
+            head width; ``n_kv_heads`` divides ``n_heads``, default ``n_heads``: plain
+            multi-head attention).
         ffn_dim: SwiGLU width (default 4 d).
-        embed_offset: optional fixed vector [dim] added to every embedding (a buffer).
+        embed_offset: optional fixed vector [dim] added to every embedding (a float32 buffer:
+            other floating dtypes are cast; NaN and inf are refused).
+
+    ``forward(tokens)``: ``tokens`` is an integer tensor [B, T] (any integer dtype) with every id
+    in ``[0, vocab)``; other ids are refused. Sizes whose weights would not fit in memory are
+    refused before anything is allocated.
     """
 
     def __init__(
@@ -138,31 +189,37 @@ class TinyLlama(nn.Module):
         embed_offset: torch.Tensor | None = None,
     ) -> None:
         super().__init__()
+        owner = "TinyLlama"
+        vocab = check_int("vocab", owner, vocab, low=1)
+        dim = check_int("dim", owner, dim, low=1)
+        n_layers = check_int("n_layers", owner, n_layers, low=1)
+        n_heads = check_int("n_heads", owner, n_heads, low=1)
+        if dim % n_heads or (dim // n_heads) % 2:
+            raise param_error(
+                "n_heads", owner, f"a divisor of 'dim' = {dim} leaving an even head_dim", n_heads
+            )
         n_kv_heads = n_heads if n_kv_heads is None else n_kv_heads
-        ffn_dim = 4 * dim if ffn_dim is None else ffn_dim
-        for name, value in (("vocab", vocab), ("dim", dim), ("n_layers", n_layers)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise param_error(name, "TinyLlama", "a positive int", value)
-        if not isinstance(n_heads, int) or n_heads < 1 or dim % n_heads or (dim // n_heads) % 2:
+        n_kv_heads = check_int("n_kv_heads", owner, n_kv_heads, low=1)
+        if n_heads % n_kv_heads:
             raise param_error(
-                "n_heads", "TinyLlama", f"a divisor of dim={dim} with even head_dim", n_heads
+                "n_kv_heads", owner, f"a divisor of 'n_heads' = {n_heads}", n_kv_heads
             )
-        if not isinstance(n_kv_heads, int) or n_kv_heads < 1 or n_heads % n_kv_heads:
-            raise param_error(
-                "n_kv_heads", "TinyLlama", f"a divisor of n_heads={n_heads}", n_kv_heads
-            )
+        ffn_dim = 4 * dim if ffn_dim is None else check_int("ffn_dim", owner, ffn_dim, low=1)
+        head_dim = dim // n_heads
+        layer_params = 2 * dim * dim + 2 * dim * n_kv_heads * head_dim + 3 * dim * ffn_dim
+        check_memory("dim", owner, dim, 4 * dim * dim)
+        check_memory("vocab", owner, vocab, 4 * 2 * vocab * dim)
+        check_memory("ffn_dim", owner, ffn_dim, 4 * 3 * dim * ffn_dim)
+        check_memory("n_layers", owner, n_layers, 4 * (2 * vocab * dim + n_layers * layer_params))
+        if embed_offset is None:
+            offset = torch.zeros(dim)
+        else:
+            check_tensor("embed_offset", owner, embed_offset, shape=(dim,))
+            offset = embed_offset.detach().float().clone()
         self.vocab, self.dim, self.n_heads, self.n_kv_heads = vocab, dim, n_heads, n_kv_heads
-        self.head_dim, self.ffn_dim = dim // n_heads, ffn_dim
+        self.head_dim, self.ffn_dim = head_dim, ffn_dim
         self.embed = nn.Embedding(vocab, dim)
         nn.init.normal_(self.embed.weight, std=1.0)
-        offset = torch.zeros(dim) if embed_offset is None else embed_offset.detach().float().clone()
-        if offset.shape != (dim,):
-            raise param_error(
-                "embed_offset",
-                "TinyLlama",
-                f"a tensor of shape ({dim},)",
-                Described(f"shape {tuple(offset.shape)}"),
-            )
         self.register_buffer("embed_offset", offset)
         self.layers = nn.ModuleList(
             Block(dim, n_heads, n_kv_heads, ffn_dim) for _ in range(n_layers)
@@ -179,45 +236,57 @@ class TinyLlama(nn.Module):
                 )
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        if tokens.dim() != 2 or tokens.dtype not in (torch.int64, torch.int32):
-            raise param_error(
-                "tokens",
-                "TinyLlama",
-                "an integer tensor [batch, seq]",
-                Described(f"{tokens.dtype} shape {tuple(tokens.shape)}"),
-            )
+        tokens = token_ids("tokens", "TinyLlama", tokens, self.vocab, ndim=2)
         x = self.embed(tokens) + self.embed_offset
         for layer in self.layers:
             x = layer(x)
         return self.lm_head(self.norm(x))
 
     def set_online_hadamard(self, enabled: bool) -> None:
-        """Switch the R3 (Q/K) and R4 (before down_proj) online Hadamards on or off."""
-        if enabled and not (is_power_of_two(self.head_dim) and is_power_of_two(self.ffn_dim)):
+        """Switch the R3 (Q/K) and R4 (before down_proj) online Hadamards on or off (they need
+        power-of-2 ``head_dim`` and ``ffn_dim``)."""
+        owner = "TinyLlama.set_online_hadamard"
+        if check_bool("enabled", owner, enabled) and not self.hadamard_ready():
             raise param_error(
-                "model",
-                "online_hadamard",
-                "a model whose head_dim and ffn_dim are powers of 2",
-                Described(f"head_dim={self.head_dim}, ffn_dim={self.ffn_dim}"),
+                "enabled",
+                owner,
+                "False for a model whose head_dim and ffn_dim are not both powers of 2",
+                enabled,
             )
         for layer in self.layers:
             layer.attn.online_hadamard = enabled
             layer.mlp.online_hadamard = enabled
 
+    def hadamard_ready(self) -> bool:
+        """Whether the online Hadamards fit: ``head_dim`` and ``ffn_dim`` are powers of 2."""
+        return is_power_of_two(self.head_dim) and is_power_of_two(self.ffn_dim)
+
     def set_kv_bits(self, bits: int | None, clip_ratio: float = 1.0) -> None:
         """Fake-quantise the KV cache to ``bits`` (None: full precision)."""
-        if bits is not None:
-            check_bits(bits, "set_kv_bits")
+        owner = "TinyLlama.set_kv_bits"
+        bits = bit_width("bits", owner, bits, allow_none=True)
+        clip_ratio = clip_ratio_arg(owner, "clip_ratio", clip_ratio)
         for layer in self.layers:
             layer.attn.kv_bits, layer.attn.kv_clip = bits, clip_ratio
 
 
 @torch.no_grad()
 def perplexity(model: nn.Module, tokens: torch.Tensor, seq_len: int = 64, batch: int = 32) -> float:
-    """exp(mean next-token cross-entropy) over non-overlapping windows of ``seq_len + 1`` tokens."""
+    """exp(mean next-token cross-entropy) over non-overlapping windows of ``seq_len + 1`` tokens.
+
+    ``model``: a TinyLlama (full precision or quantised); ``tokens``: a 1-D integer stream of
+    at least ``seq_len + 1`` ids in ``[0, vocab)`` (other ids are refused).
+    """
+    owner = "perplexity"
+    check_model(model, owner)
+    tokens = token_ids("tokens", owner, tokens, model.embed.num_embeddings, ndim=1)
+    seq_len = check_int("seq_len", owner, seq_len, low=1)
+    batch = check_int("batch", owner, batch, low=1)
     n = (len(tokens) - 1) // seq_len
     if n < 1:
-        raise param_error("tokens", "perplexity", f"at least {seq_len + 1} tokens", len(tokens))
+        raise param_error(
+            "tokens", owner, f"at least seq_len + 1 = {seq_len + 1} tokens", len(tokens)
+        )
     windows = torch.stack([tokens[i * seq_len : i * seq_len + seq_len + 1] for i in range(n)])
     total, count = 0.0, 0
     for i in range(0, n, batch):

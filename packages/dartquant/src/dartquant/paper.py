@@ -1,4 +1,4 @@
-"""Registration with the ``papers`` command."""
+"""Registration with the ``papers`` command (imports nothing but paperkit)."""
 
 from paperkit import Paper
 
@@ -9,4 +9,5 @@ PAPER = Paper(
     status="done",
     reproduce="dartquant.reproduce:reproduce",
     bench="dartquant.bench:bench",
+    gpu=False,
 )

@@ -16,8 +16,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from dartquant.hadamard import hadamard, is_power_of_two, random_orthogonal
-from paperkit import Described, check_choice, param_error
+from dartquant.rotations import hadamard, is_power_of_two, random_orthogonal
+from paperkit import Described, check_choice, check_int, check_memory, check_tensor, param_error
 
 __all__ = ["INITS", "QROrth", "initial_rotation"]
 
@@ -41,16 +41,24 @@ class QROrth(nn.Module):
     """``n_mats`` rotations R_k = Q(Z_k) of size d x d, learned through the unconstrained Z.
 
     ``forward(x)`` rotates the last dim: x[..., d] ↦ x R (one matrix), or
-    x[..., n_mats, d] ↦ (x[..., k, :] R_k)_k (a batch of matrices).
+    x[..., n_mats, d] ↦ (x[..., k, :] R_k)_k (a batch of matrices). ``x`` must have the
+    module's dtype (float32 unless converted with ``.to``; another dtype is refused, convert
+    the input or the module); NaN and inf in ``x`` are refused.
+
+    >>> rotation = QROrth(4, init="random")
+    >>> x = torch.randn(3, 4)
+    >>> bool(torch.allclose(rotation(x).norm(dim=-1), x.norm(dim=-1), atol=1e-5))
+    True
     """
 
     def __init__(self, d: int, n_mats: int = 1, init: str = "hadamard", seed: int = 0) -> None:
         super().__init__()
-        if isinstance(d, bool) or not isinstance(d, int) or d < 1:
-            raise param_error("d", "QROrth", "a positive int", d)
-        if isinstance(n_mats, bool) or not isinstance(n_mats, int) or n_mats < 1:
-            raise param_error("n_mats", "QROrth", "a positive int", n_mats)
-        check_choice("init", "QROrth", init, INITS)
+        owner = "QROrth"
+        d = check_int("d", owner, d, low=1)
+        n_mats = check_int("n_mats", owner, n_mats, low=1)
+        check_choice("init", owner, init, INITS)
+        seed = check_int("seed", owner, seed, low=0)
+        check_memory("d", owner, d, 3 * 8 * n_mats * d * d)
         self.d, self.n_mats, self.init = d, n_mats, init
         start = torch.stack([initial_rotation(d, init, seed + k) for k in range(n_mats)])
         self.Z = nn.Parameter(start)
@@ -61,23 +69,18 @@ class QROrth(nn.Module):
         return Q[0] if self.n_mats == 1 else Q
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        R = self.rotation()
-        if self.n_mats == 1:
-            if x.dim() < 1 or x.shape[-1] != self.d:
-                raise param_error(
-                    "x",
-                    "QROrth",
-                    f"a tensor with last dim {self.d}",
-                    Described(f"shape {tuple(x.shape)}"),
-                )
-            return x @ R
-        if x.dim() < 2 or x.shape[-2:] != (self.n_mats, self.d):
+        check_tensor("x", "QROrth", x, dtype=self.Z.dtype)
+        tail = (self.d,) if self.n_mats == 1 else (self.n_mats, self.d)
+        if tuple(x.shape[-len(tail) :]) != tail or x.dim() < len(tail):
             raise param_error(
                 "x",
                 "QROrth",
-                f"a tensor ending in ({self.n_mats}, {self.d})",
-                Described(f"shape {tuple(x.shape)}"),
+                f"a tensor [..., {', '.join(map(str, tail))}]",
+                Described(f"a tensor of shape {tuple(x.shape)}"),
             )
+        R = self.rotation()
+        if self.n_mats == 1:
+            return x @ R
         return torch.einsum("...kd,kde->...ke", x, R)
 
     def extra_repr(self) -> str:

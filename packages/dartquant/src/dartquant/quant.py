@@ -15,15 +15,25 @@ over the remaining ones through the inverse Hessian H = 2 X^T X of the layer's i
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-from paperkit import Described, param_error
+from paperkit import (
+    Described,
+    check_bool,
+    check_int,
+    check_memory,
+    check_real,
+    check_tensor,
+    param_error,
+)
 
 __all__ = [
     "QuantLinear",
-    "check_bits",
+    "bit_width",
     "fake_quantize",
     "gptq_quantize",
     "quantize_act_per_token",
@@ -31,16 +41,24 @@ __all__ = [
 ]
 
 
-def check_bits(bits: int, owner: str, param: str = "bits") -> int:
-    """Return ``bits`` if it is an int in [2, 16], else raise the worded ValueError."""
-    if isinstance(bits, bool) or not isinstance(bits, int) or not 2 <= bits <= 16:
-        raise param_error(param, owner, "an int between 2 and 16", bits)
-    return bits
+def bit_width(name: str, owner: str, value: Any, *, allow_none: bool = False) -> int | None:
+    """A bit-width argument: an int in [2, 16] (``None`` too when ``allow_none``, meaning full
+    precision)."""
+    if allow_none and value is None:
+        return None
+    return check_int(name, owner, value, low=2, high=16)
 
 
-def _check_clip(clip_ratio: float, owner: str) -> None:
-    if not 0 < clip_ratio <= 1:
-        raise param_error("clip_ratio", owner, "in (0, 1]", clip_ratio)
+def clip_ratio_arg(owner: str, name: str, value: Any) -> float:
+    return check_real(name, owner, value, low=0, low_open=True, high=1)
+
+
+def _quantizable(name: str, owner: str, x: Any) -> torch.Tensor:
+    """A non-empty, finite floating tensor with at least one dimension (quantised along it)."""
+    check_tensor(name, owner, x)
+    if x.dim() == 0:
+        raise param_error(name, owner, "at least 1-D [..., d]", Described("a 0-D tensor"))
+    return x
 
 
 def fake_quantize(
@@ -48,11 +66,25 @@ def fake_quantize(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Quantise each slice along the last dim; return (dequantised x, scale, zero point).
 
+    ``x``: a floating tensor ``[..., d]`` (computed in at least float32, returned in x's dtype).
     ``scale`` and ``zero`` have x's shape with the last dim 1 (zero is 0 when symmetric). The
-    dequantised tensor passes gradients straight through to ``x``.
+    dequantised tensor passes gradients straight through to ``x``. NaN and inf are refused
+    (one of them would set the scale of its whole slice).
+
+    >>> fake_quantize(torch.tensor([0.0, 0.4, 1.0]), bits=2)[0]
+    tensor([0., 0., 1.])
     """
-    check_bits(bits, "fake_quantize")
-    _check_clip(clip_ratio, "fake_quantize")
+    owner = "fake_quantize"
+    _quantizable("x", owner, x)
+    bits = bit_width("bits", owner, bits)
+    sym = check_bool("sym", owner, sym)
+    clip_ratio = clip_ratio_arg(owner, "clip_ratio", clip_ratio)
+    return fake_quantize_core(x, bits, sym, clip_ratio)
+
+
+def fake_quantize_core(
+    x: torch.Tensor, bits: int, sym: bool, clip_ratio: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     xf = x.detach().to(torch.promote_types(x.dtype, torch.float32))
     if sym:
         qmax = 2 ** (bits - 1) - 1
@@ -74,57 +106,90 @@ def quantize_weight_rtn(
     W: torch.Tensor, bits: int = 4, group: int | None = None, sym: bool = True
 ) -> torch.Tensor:
     """Round-to-nearest fake quantisation of W[out, in], per output channel (``group=None``) or
-    per group of ``group`` consecutive input columns."""
-    check_bits(bits, "quantize_weight_rtn")
-    if not isinstance(W, torch.Tensor) or W.dim() != 2:
-        raise param_error(
-            "W", "quantize_weight_rtn", "a 2-D tensor [out, in]", Described(_shape(W))
-        )
+    per group of ``group`` consecutive input columns. NaN and inf in ``W`` are refused."""
+    owner = "quantize_weight_rtn"
+    check_tensor("W", owner, W, shape=("out", "in"))
+    bits = bit_width("bits", owner, bits)
+    sym = check_bool("sym", owner, sym)
+    group = _group(owner, "group", group, W.shape[1])
+    return rtn_core(W, bits, group, sym)
+
+
+def _group(owner: str, name: str, group: Any, in_features: int) -> int | None:
     if group is None:
-        return fake_quantize(W, bits, sym)[0]
-    if isinstance(group, bool) or not isinstance(group, int) or group < 1 or W.shape[1] % group:
-        raise param_error(
-            "group", "quantize_weight_rtn", f"a positive divisor of in_features={W.shape[1]}", group
-        )
+        return None
+    group = check_int(name, owner, group, low=1)
+    if in_features % group:
+        raise param_error(name, owner, f"a divisor of in_features={in_features}", group)
+    return group
+
+
+def rtn_core(W: torch.Tensor, bits: int, group: int | None, sym: bool) -> torch.Tensor:
+    if group is None:
+        return fake_quantize_core(W, bits, sym, 1.0)[0]
     out, n = W.shape
-    return fake_quantize(W.reshape(out, n // group, group), bits, sym)[0].reshape(out, n)
+    return fake_quantize_core(W.reshape(out, n // group, group), bits, sym, 1.0)[0].reshape(out, n)
 
 
 def quantize_act_per_token(
     x: torch.Tensor, bits: int = 4, clip_ratio: float = 0.9, sym: bool = False
 ) -> torch.Tensor:
-    """Per-token (last dim) activation fake quantisation, asymmetric with range clipping."""
-    check_bits(bits, "quantize_act_per_token")
-    _check_clip(clip_ratio, "quantize_act_per_token")
-    return fake_quantize(x, bits, sym, clip_ratio)[0]
+    """Per-token (last dim) activation fake quantisation, asymmetric with range clipping.
+    ``x``: a floating tensor ``[..., d]``; NaN and inf are refused."""
+    owner = "quantize_act_per_token"
+    _quantizable("x", owner, x)
+    bits = bit_width("bits", owner, bits)
+    clip_ratio = clip_ratio_arg(owner, "clip_ratio", clip_ratio)
+    sym = check_bool("sym", owner, sym)
+    return fake_quantize_core(x, bits, sym, clip_ratio)[0]
 
 
 def gptq_quantize(
     W: torch.Tensor, H: torch.Tensor, bits: int = 4, sym: bool = True, percdamp: float = 0.01
 ) -> torch.Tensor:
     """GPTQ: per-output-channel b-bit quantisation of W[out, in] that minimises
-    ||X W^T - X Ŵ^T||² given the input Hessian H = X^T X ([in, in]); returns Ŵ (float).
+    ||X W^T - X Ŵ^T||² given the input Hessian H = X^T X ([in, in]); returns Ŵ in W's dtype
+    (computed in float64).
 
     Column i is rounded on the per-row grid of W, and its error e_i = (w_i - ŵ_i) / U_ii updates
-    the columns j > i by -e_i U_ij, where U is the upper Cholesky factor of H^{-1} (H damped by
-    ``percdamp`` times its mean diagonal).
+    the columns j > i by -e_i U_ij, where U is the upper Cholesky factor of H^{-1}. As in GPTQ,
+    inputs that never fire (H_ii = 0) get H_ii = 1 and a zero weight column, and H is damped by
+    ``percdamp`` (> 0) times its mean diagonal. No further fallback: an H that is not symmetric,
+    or not positive definite after that damping (no X^T X is indefinite), is refused with a
+    ``ValueError`` naming ``H``. NaN and inf in ``W`` or ``H`` are refused.
     """
-    check_bits(bits, "gptq_quantize")
-    if not isinstance(W, torch.Tensor) or W.dim() != 2:
-        raise param_error("W", "gptq_quantize", "a 2-D tensor [out, in]", Described(_shape(W)))
+    owner = "gptq_quantize"
+    dims: dict = {}
+    check_tensor("W", owner, W, shape=("out", "in"), dims=dims)
+    check_tensor("H", owner, H, shape=("in", "in"), dims=dims)
+    bits = bit_width("bits", owner, bits)
+    sym = check_bool("sym", owner, sym)
+    percdamp = check_real("percdamp", owner, percdamp, low=0, low_open=True)
     n = W.shape[1]
-    if not isinstance(H, torch.Tensor) or H.shape != (n, n):
+    H = H.detach().double().clone()
+    scale = H.abs().max().clamp_min(1e-300)
+    asym = ((H - H.mT).abs().max() / scale).item()
+    if asym > 1e-6:
         raise param_error(
-            "H", "gptq_quantize", f"a tensor of shape ({n}, {n})", Described(_shape(H))
+            "H", owner, "symmetric (H = X^T X)", Described(f"max |H - H^T| / max |H| = {asym:.3g}")
         )
     Wq = W.detach().double().clone()
-    H = H.detach().double().clone()
     dead = torch.diagonal(H) == 0
     H[dead, dead] = 1.0
     Wq[:, dead] = 0.0
     H += percdamp * torch.diagonal(H).mean() * torch.eye(n, dtype=H.dtype)
-    U = torch.linalg.cholesky(torch.cholesky_inverse(torch.linalg.cholesky(H)), upper=True)
-    _, scale, zero = fake_quantize(Wq, bits, sym)
+    L, info = torch.linalg.cholesky_ex(H)
+    if info.item() != 0:
+        smallest = torch.linalg.eigvalsh(H)[0].item()
+        raise param_error(
+            "H",
+            owner,
+            "positive semi-definite (H = X^T X), hence positive definite once damped by "
+            f"percdamp={percdamp:g} times its mean diagonal",
+            Described(f"a matrix whose damped smallest eigenvalue is {smallest:.3g}"),
+        )
+    U = torch.linalg.cholesky(torch.cholesky_inverse(L), upper=True)
+    _, scale, zero = fake_quantize_core(Wq, bits, sym, 1.0)
     scale, zero = scale[:, 0], zero[:, 0]
     lo, hi = (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1) if sym else (0, 2**bits - 1)
     for i in range(n):
@@ -136,16 +201,17 @@ def gptq_quantize(
     return Wq.to(W.dtype)
 
 
-def _shape(x: object) -> str:
-    return f"shape {tuple(x.shape)}" if isinstance(x, torch.Tensor) else type(x).__name__
-
-
 class QuantLinear(nn.Module):
-    """A bias-free linear layer with fake-quantised input and weight, for (batch, seq, d) inputs.
+    """A bias-free linear layer with fake-quantised input and weight.
 
     forward(x) = Q_a(x) Q_w(W)^T with Q_a per-token (``a_bits``, asymmetric, ``a_clip``) and Q_w
-    per-output-channel symmetric RTN (``w_bits``); ``None`` keeps that side in full precision.
-    ``weight_prequantized`` marks a weight already on its grid (GPTQ), used as is.
+    RTN (``w_bits``, symmetric, per output channel or per ``w_group`` input columns); ``None``
+    keeps that side in full precision. ``weight_prequantized`` marks a weight already on its
+    grid (GPTQ), used as is.
+
+    Shapes: ``x`` is ``[..., in_features]`` (any leading dims) in the layer's dtype (another
+    dtype is refused: convert the layer or the input with ``.to``); the output is
+    ``[..., out_features]``. NaN and inf in ``x`` are refused.
     """
 
     def __init__(
@@ -158,47 +224,52 @@ class QuantLinear(nn.Module):
         w_group: int | None = None,
     ) -> None:
         super().__init__()
-        if w_bits is not None:
-            check_bits(w_bits, "QuantLinear", "w_bits")
-        if a_bits is not None:
-            check_bits(a_bits, "QuantLinear", "a_bits")
-        _check_clip(a_clip, "QuantLinear")
+        owner = "QuantLinear"
+        in_features = check_int("in_features", owner, in_features, low=1)
+        out_features = check_int("out_features", owner, out_features, low=1)
+        larger = "in_features" if in_features >= out_features else "out_features"
+        check_memory(larger, owner, max(in_features, out_features), 4 * in_features * out_features)
         self.in_features, self.out_features = in_features, out_features
-        self.w_bits, self.a_bits, self.a_clip, self.w_group = w_bits, a_bits, a_clip, w_group
+        self.w_bits = bit_width("w_bits", owner, w_bits, allow_none=True)
+        self.a_bits = bit_width("a_bits", owner, a_bits, allow_none=True)
+        self.a_clip = clip_ratio_arg(owner, "a_clip", a_clip)
+        self.w_group = _group(owner, "w_group", w_group, in_features)
         self.weight_prequantized = False
         self.weight = nn.Parameter(torch.empty(out_features, in_features))
         nn.init.normal_(self.weight, std=in_features**-0.5)
 
     @classmethod
-    def from_linear(cls, linear: nn.Linear, **kw) -> QuantLinear:
+    def from_linear(cls, linear: nn.Linear, **kw: Any) -> QuantLinear:
         """A QuantLinear holding a copy of ``linear``'s weight (which must have no bias)."""
         if not isinstance(linear, nn.Linear) or linear.bias is not None:
             raise param_error(
                 "linear",
                 "QuantLinear.from_linear",
                 "a bias-free nn.Linear",
-                type(linear).__name__,
+                Described(f"a {type(linear).__name__}"),
                 cls=TypeError,
             )
         q = cls(linear.in_features, linear.out_features, **kw)
+        q = q.to(linear.weight.device, linear.weight.dtype)
         q.weight.data.copy_(linear.weight.data)
-        return q.to(linear.weight.device)
+        return q
 
     def quantized_weight(self) -> torch.Tensor:
         if self.w_bits is None or self.weight_prequantized:
             return self.weight
-        return quantize_weight_rtn(self.weight, self.w_bits, self.w_group)
+        return rtn_core(self.weight, self.w_bits, self.w_group, True)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.shape[-1] != self.in_features:
+        check_tensor("x", "QuantLinear", x, dtype=self.weight.dtype)
+        if x.dim() == 0 or x.shape[-1] != self.in_features:
             raise param_error(
                 "x",
                 "QuantLinear",
-                f"a tensor with last dim {self.in_features}",
-                Described(_shape(x)),
+                f"a tensor [..., {self.in_features}]",
+                Described(f"a tensor of shape {tuple(x.shape)}"),
             )
         if self.a_bits is not None:
-            x = quantize_act_per_token(x, self.a_bits, self.a_clip)
+            x = fake_quantize_core(x, self.a_bits, False, self.a_clip)[0]
         return F.linear(x, self.quantized_weight())
 
     def extra_repr(self) -> str:

@@ -1,8 +1,15 @@
 import pytest
 import torch
 
-from dartquant import METHODS, TinyLlama, hadamard, perplexity, pipeline
-from dartquant.pipeline import collect_activations
+from dartquant import (
+    METHODS,
+    TinyLlama,
+    calibrate_rotations,
+    collect_activations,
+    hadamard,
+    perplexity,
+    pipeline,
+)
 from paperkit.testing import assert_param_error
 
 
@@ -51,8 +58,17 @@ def test_every_method_gives_a_rotated_equivalent_and_quantised_model(setup, meth
 def test_pipeline_bad_input(setup):
     model, tokens = setup
     assert_param_error(pipeline, model, tokens[:0], param="calib_tokens")
-    assert_param_error(pipeline, model, tokens.float(), param="calib_tokens")
+    assert_param_error(pipeline, model, tokens.float(), param="calib_tokens", exc=TypeError)
     assert_param_error(pipeline, model, tokens + 200, param="calib_tokens")
     assert_param_error(pipeline, model, tokens, "gptq_only", param="method")
     assert_param_error(pipeline, model, tokens, w_bits=1, param="w_bits")
     assert_param_error(pipeline, torch.nn.Linear(4, 4), tokens, param="model", exc=TypeError)
+    # errors name the argument at the function the user called
+    err = assert_param_error(
+        calibrate_rotations, model, tokens, "dartquant", r1_epochs=0, param="r1_epochs"
+    )
+    assert "of calibrate_rotations" in str(err)
+    assert_param_error(calibrate_rotations, model, tokens, "spinquant", param="method")
+    assert_param_error(pipeline, model, tokens, r1_epoch=3, param="r1_epoch", exc=TypeError)
+    odd = TinyLlama(96, 32, 1, 4, ffn_dim=96)  # no Hadamard of size 96 for R4
+    assert_param_error(pipeline, odd, tokens, "quarot", param="model")

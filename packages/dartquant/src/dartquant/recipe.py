@@ -30,14 +30,35 @@ from torch.func import functional_call
 
 from dartquant.calibrate import calibrate_rotation
 from dartquant.cayley import CayleySGD
-from dartquant.fusion import check_model, fuse_rotations, quantize_model, rotated_state
-from dartquant.hadamard import random_hadamard
-from dartquant.quant import check_bits
-from paperkit import Described, check_choice, param_error
+from dartquant.fusion import fuse_rotations, quantize_model, rotated_state_core
+from dartquant.model import TinyLlama, check_model, token_ids
+from dartquant.quant import bit_width
+from dartquant.rotations import is_power_of_two, random_hadamard
+from paperkit import (
+    Described,
+    check_choice,
+    check_int,
+    check_memory,
+    check_real,
+    describe,
+    param_error,
+)
 
 __all__ = ["METHODS", "QuantResult", "calibrate_rotations", "collect_activations", "pipeline"]
 
 METHODS = ("none", "quarot", "dartquant", "cayley_whip", "spinquant_lite")
+#: The options of :func:`calibrate_rotations` with their defaults (what ``pipeline`` passes on).
+CALIBRATION_DEFAULTS: dict[str, Any] = {
+    "seed": 0,
+    "normalize": "rms",
+    "r1_epochs": 10,
+    "r2_epochs": 5,
+    "e2e_bits": (None, 4, 4),
+    "e2e_steps": 100,
+    "e2e_lr": 0.02,
+    "e2e_batch": 8,
+    "e2e_time_limit_s": None,
+}
 
 
 @dataclass
@@ -54,14 +75,36 @@ class QuantResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-@torch.no_grad()
+def _cache_bytes(model: TinyLlama, tokens: torch.Tensor) -> int:
+    """float32 bytes of the activation caches (X1: 2 per layer, X2: 1 per layer, each
+    [N T, d]) and of one normalised copy."""
+    return 2 * 4 * 3 * len(model.layers) * tokens.numel() * model.dim
+
+
 def collect_activations(
     model: nn.Module, tokens: torch.Tensor, batch: int = 16
 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
     """Run the model on ``tokens`` [N, T] and cache X1 = the inputs of every attention / MLP norm
     (residual stream, all layers pooled; [2 L N T, d]) and X2[l] = layer l's o_proj inputs
-    reshaped to [N T, n_heads, head_dim]."""
-    check_model(model, "collect_activations")
+    reshaped to [N T, n_heads, head_dim].
+
+    ``tokens``: an integer tensor [N, T] of ids in ``[0, vocab)`` (other ids are refused);
+    caches that would not fit in memory are refused before the model runs.
+    """
+    owner = "collect_activations"
+    check_model(model, owner)
+    tokens = token_ids("tokens", owner, tokens, model.vocab, ndim=2)
+    batch = check_int("batch", owner, batch, low=1)
+    check_memory(
+        "tokens", owner, Described(f"{tokens.numel()} tokens"), _cache_bytes(model, tokens)
+    )
+    return _collect(model, tokens, batch)
+
+
+@torch.no_grad()
+def _collect(
+    model: TinyLlama, tokens: torch.Tensor, batch: int = 16
+) -> tuple[torch.Tensor, list[torch.Tensor]]:
     x1: list[torch.Tensor] = []
     x2: list[list[torch.Tensor]] = [[] for _ in model.layers]
     hooks = []
@@ -86,34 +129,77 @@ def collect_activations(
     return torch.cat(x1), [torch.cat(x) for x in x2]
 
 
-def _check_tokens(tokens: Any, vocab: int) -> None:
-    if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.dtype != torch.int64:
-        got = (
-            f"{tokens.dtype} shape {tuple(tokens.shape)}"
-            if isinstance(tokens, torch.Tensor)
-            else type(tokens).__name__
-        )
-        raise param_error(
-            "calib_tokens", "pipeline", "an int64 tensor [n_sequences, seq_len]", Described(got)
-        )
-    if tokens.numel() == 0 or tokens.shape[1] < 2:
+def _calibration_args(
+    owner: str, model: Any, calib_tokens: Any, method: Any, options: dict[str, Any]
+) -> dict[str, Any]:
+    """The arguments of :func:`calibrate_rotations`, checked for ``owner`` (the function the
+    user called): returns them converted, with the int64 tokens under ``"tokens"``."""
+    check_model(model, owner)
+    tokens = token_ids("calib_tokens", owner, calib_tokens, model.vocab, ndim=2)
+    if tokens.shape[1] < 2:
         raise param_error(
             "calib_tokens",
-            "pipeline",
-            "a non-empty calibration set (seq_len >= 2)",
-            Described(f"shape {tuple(tokens.shape)}"),
+            owner,
+            "sequences of at least 2 tokens [N, T >= 2]",
+            Described(f"a tensor of shape {tuple(tokens.shape)}"),
         )
-    if tokens.min() < 0 or tokens.max() >= vocab:
+    check_choice("method", owner, method, METHODS)
+    if method != "none" and not (is_power_of_two(model.dim) and model.hadamard_ready()):
         raise param_error(
-            "calib_tokens",
-            "pipeline",
-            f"token ids in [0, {vocab})",
-            Described(f"ids in [{tokens.min()}, {tokens.max()}]"),
+            "model",
+            owner,
+            "a model whose dim, head_dim and ffn_dim are powers of 2 (Hadamard rotations)",
+            Described(
+                f"a model with dim={model.dim}, head_dim={model.head_dim}, ffn_dim={model.ffn_dim}"
+            ),
         )
+    unknown = sorted(set(options) - set(CALIBRATION_DEFAULTS))
+    if unknown:
+        raise param_error(
+            unknown[0],
+            owner,
+            f"an option of calibrate_rotations ({', '.join(CALIBRATION_DEFAULTS)})",
+            Described("an unknown keyword"),
+            cls=TypeError,
+        )
+    kw = {**CALIBRATION_DEFAULTS, **options}
+    bits = kw["e2e_bits"]
+    if not isinstance(bits, (tuple, list)):
+        raise param_error(
+            "e2e_bits", owner, "a tuple (w_bits, a_bits, kv_bits)", describe(bits), cls=TypeError
+        )
+    if len(bits) != 3:
+        raise param_error(
+            "e2e_bits", owner, "a tuple (w_bits, a_bits, kv_bits)", Described(f"{len(bits)} values")
+        )
+    out = {
+        "tokens": tokens,
+        "seed": check_int("seed", owner, kw["seed"], low=0),
+        "normalize": check_choice("normalize", owner, kw["normalize"], ("none", "rms")),
+        "r1_epochs": check_int("r1_epochs", owner, kw["r1_epochs"], low=1),
+        "r2_epochs": check_int("r2_epochs", owner, kw["r2_epochs"], low=1),
+        "e2e_bits": tuple(bit_width("e2e_bits", owner, b, allow_none=True) for b in bits),
+        "e2e_steps": check_int("e2e_steps", owner, kw["e2e_steps"], low=1),
+        "e2e_lr": check_real("e2e_lr", owner, kw["e2e_lr"], low=0, low_open=True),
+        "e2e_batch": check_int("e2e_batch", owner, kw["e2e_batch"], low=1),
+        "e2e_time_limit_s": kw["e2e_time_limit_s"],
+    }
+    if out["e2e_time_limit_s"] is not None:
+        out["e2e_time_limit_s"] = check_real(
+            "e2e_time_limit_s", owner, kw["e2e_time_limit_s"], low=0, low_open=True, finite=False
+        )
+    if method in ("dartquant", "cayley_whip"):
+        check_memory(
+            "calib_tokens",
+            owner,
+            Described(f"{tokens.numel()} tokens"),
+            _cache_bytes(model, tokens),
+        )
+    return out
 
 
 def _spinquant_lite(
-    model: nn.Module,
+    model: TinyLlama,
     tokens: torch.Tensor,
     *,
     bits: tuple,
@@ -145,7 +231,7 @@ def _spinquant_lite(
     for _ in range(steps):
         rows = torch.randint(0, len(tokens), (min(batch, len(tokens)),), generator=gen)
         x = tokens[rows]
-        state = rotated_state(model, R1, list(R2), online_hadamard=True)
+        state = rotated_state_core(model, R1, list(R2), True)
         logits = functional_call(qmodel, state, (x[:, :-1],))
         loss = F.cross_entropy(logits.flatten(0, 1), x[:, 1:].flatten())
         opt.zero_grad(set_to_none=True)
@@ -176,10 +262,45 @@ def calibrate_rotations(
     e2e_batch: int = 8,
     e2e_time_limit_s: float | None = None,
 ) -> tuple[torch.Tensor | None, list[torch.Tensor] | None, dict[str, Any]]:
-    """Only the rotation step of :func:`pipeline`: ``(R1, R2s, info)`` for ``method``."""
-    check_model(model, "pipeline")
-    check_choice("method", "pipeline", method, METHODS)
-    _check_tokens(calib_tokens, model.vocab)
+    """Only the rotation step of :func:`pipeline`: ``(R1, R2s, info)`` for ``method``.
+
+    ``calib_tokens``: an integer tensor [N, T >= 2] of ids in ``[0, vocab)`` (other ids are
+    refused). Options: ``seed``, ``normalize`` (``"rms"`` or ``"none"``), ``r1_epochs``,
+    ``r2_epochs`` (local methods), ``e2e_bits`` (the (w, a, kv) bit-widths in SpinQuant-lite's
+    loop), ``e2e_steps``, ``e2e_lr``, ``e2e_batch``, ``e2e_time_limit_s`` (SpinQuant-lite).
+    Every method but ``"none"`` needs power-of-2 ``dim``, ``head_dim`` and ``ffn_dim``.
+    Everything is checked before any work starts.
+    """
+    options = {
+        "seed": seed,
+        "normalize": normalize,
+        "r1_epochs": r1_epochs,
+        "r2_epochs": r2_epochs,
+        "e2e_bits": e2e_bits,
+        "e2e_steps": e2e_steps,
+        "e2e_lr": e2e_lr,
+        "e2e_batch": e2e_batch,
+        "e2e_time_limit_s": e2e_time_limit_s,
+    }
+    args = _calibration_args("calibrate_rotations", model, calib_tokens, method, options)
+    return _calibrate(model, method, **args)
+
+
+def _calibrate(
+    model: TinyLlama,
+    method: str,
+    *,
+    tokens: torch.Tensor,
+    seed: int,
+    normalize: str,
+    r1_epochs: int,
+    r2_epochs: int,
+    e2e_bits: tuple[int | None, int | None, int | None],
+    e2e_steps: int,
+    e2e_lr: float,
+    e2e_batch: int,
+    e2e_time_limit_s: float | None,
+) -> tuple[torch.Tensor | None, list[torch.Tensor] | None, dict[str, Any]]:
     if method == "none":
         return None, None, {}
     if method == "quarot":
@@ -191,7 +312,7 @@ def calibrate_rotations(
     if method == "spinquant_lite":
         return _spinquant_lite(
             model,
-            calib_tokens,
+            tokens,
             bits=e2e_bits,
             seed=seed,
             steps=e2e_steps,
@@ -200,7 +321,7 @@ def calibrate_rotations(
             time_limit_s=e2e_time_limit_s,
         )
     param = "qr" if method == "dartquant" else "cayley"
-    X1, X2 = collect_activations(model, calib_tokens)
+    X1, X2 = _collect(model, tokens)
     R1, h1 = calibrate_rotation(
         X1, epochs=r1_epochs, batch_size=64, parametrization=param, normalize=normalize, seed=seed
     )
@@ -247,21 +368,29 @@ def pipeline(
 
     Args:
         model: a full-precision TinyLlama (not modified).
-        calib_tokens: calibration sequences, int64 [n_sequences, seq_len].
+        calib_tokens: calibration sequences, an integer tensor [n_sequences, seq_len >= 2] of
+            ids in ``[0, vocab)`` (other ids are refused).
         method: one of :data:`METHODS`.
-        w_bits, a_bits, kv_bits: bit-widths (``None`` keeps that side in full precision).
+        w_bits, a_bits, kv_bits: bit-widths in [2, 16] (``None`` keeps that side in full
+            precision).
         weight_quant: ``"rtn"`` or ``"gptq"`` (GPTQ uses ``calib_tokens`` for its Hessians).
+        seed: seed of the random Hadamards and calibration subsets.
         calib_kw: options of :func:`calibrate_rotations` (``normalize``, ``r1_epochs``,
-            ``e2e_steps``, ``e2e_time_limit_s`` ...). SpinQuant-lite trains with full-precision
-            weights and the activation / KV bit-widths given here (SpinQuant's W16A4KV4 recipe;
-            ``e2e_bits=(w, a, kv)`` overrides).
+            ``e2e_steps``, ``e2e_time_limit_s`` ...). SpinQuant-lite trains with
+            full-precision weights and the activation / KV bit-widths given here (SpinQuant's
+            W16A4KV4 recipe; ``e2e_bits=(w, a, kv)`` overrides).
+
+    Every argument is checked before any work starts.
     """
-    for name, bits in (("w_bits", w_bits), ("a_bits", a_bits), ("kv_bits", kv_bits)):
-        if bits is not None:
-            check_bits(bits, "pipeline", name)
-    calib_kw.setdefault("e2e_bits", (None, a_bits, kv_bits))
+    owner = "pipeline"
+    w_bits = bit_width("w_bits", owner, w_bits, allow_none=True)
+    a_bits = bit_width("a_bits", owner, a_bits, allow_none=True)
+    kv_bits = bit_width("kv_bits", owner, kv_bits, allow_none=True)
+    check_choice("weight_quant", owner, weight_quant, ("rtn", "gptq"))
+    options = {"e2e_bits": (None, a_bits, kv_bits), **calib_kw, "seed": seed}
+    args = _calibration_args(owner, model, calib_tokens, method, options)
     start = time.perf_counter()
-    R1, R2s, info = calibrate_rotations(model, calib_tokens, method, seed=seed, **calib_kw)
+    R1, R2s, info = _calibrate(model, method, **args)
     seconds = time.perf_counter() - start
     fp_model = copy.deepcopy(model)
     if method != "none":
@@ -272,6 +401,6 @@ def pipeline(
         a_bits,
         kv_bits,
         weight_quant=weight_quant,
-        calib_tokens=calib_tokens,
+        calib_tokens=args["tokens"],
     )
     return QuantResult(qmodel, fp_model, method, R1, R2s, seconds, info)
