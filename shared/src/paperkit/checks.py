@@ -284,13 +284,22 @@ def check_tensor(
 
 
 def _memory_limit() -> int:
-    """Bytes one call may plan to use: ``PAPERKIT_MAX_BYTES``, else half the physical memory."""
+    """Bytes one call may plan to use: ``PAPERKIT_MAX_BYTES``, else half the memory this process
+    may have (the machine's, or its container's cgroup limit when lower)."""
     if "PAPERKIT_MAX_BYTES" in os.environ:
         return int(float(os.environ["PAPERKIT_MAX_BYTES"]))
     try:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):  # pragma: no cover - non-POSIX
-        return 8 * 2**30
+        total = 16 * 2**30
+    for cgroup in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+        try:
+            text = open(cgroup).read().strip()  # noqa: SIM115 - a one-line pseudo-file
+        except OSError:
+            continue
+        if text.isdigit():
+            total = min(total, int(text))
+    return total // 2
 
 
 def check_memory(name: str, owner: str, value: Any, nbytes: float) -> Any:

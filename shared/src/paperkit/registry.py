@@ -8,8 +8,8 @@ A package defines one :class:`Paper` and names it in its ``pyproject.toml``::
 ``reproduce`` and ``bench`` are ``"module:function"`` strings, imported only when run, so that
 ``papers list`` stays fast. Their signatures are::
 
-    def reproduce(*, quick: bool, seed: int, out: pathlib.Path) -> Mapping[str, Any]
-    def bench(*, quick: bool, device: str, out: pathlib.Path) -> Mapping[str, Any]
+    def reproduce(*, quick: bool, seed: int, out: pathlib.Path) -> paperkit.Report
+    def bench(*, quick: bool, device: str, out: pathlib.Path) -> paperkit.Report
 
 Each writes its figures into ``out`` and returns its results; the caller seeds everything first and
 writes the returned mapping to ``out/results.json`` (``out/bench.json``).
@@ -32,7 +32,8 @@ __all__ = ["ENTRY_POINT_GROUP", "STATUSES", "Paper", "UnknownPaperError", "disco
 
 #: The entry-point group packages register in.
 ENTRY_POINT_GROUP = "paperkit.papers"
-#: ``in progress``: parts of the spec card are missing; ``done``: the package meets STANDARD.md.
+#: ``in progress``: parts of the paper's method or evidence are missing; ``done``: the package
+#: follows the whole package contract (root README) and reproduces its headline at small scale.
 STATUSES = ("in progress", "done")
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]*$")
