@@ -11,7 +11,7 @@ from paperkit.testing import assert_close
 
 
 def naive_log_wealth(x, m, delta, method, c=1.0, hedged_cap=None):
-    """Pure-Python double loop over the card's formulas for one candidate mean m."""
+    """Pure-Python double loop over the bet rules of bettingci.betting's docstring, one m."""
     n, L = len(x), math.log(1 / delta)
     mu_hat, sigma2 = [], []  # WSR plug-ins after each step
     acc, acc2 = 0.0, 0.0

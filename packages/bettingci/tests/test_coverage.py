@@ -20,7 +20,7 @@ def test_coverage(dist):
 
 def test_star_is_tighter_than_hedged_and_hoeffding():
     """Beta(2,5), n = 100, R = 300, G = 2000, deterministic thresholds for both. Our run: mean
-    gaps star 0.031, hedged 0.039, hoeffding 0.124 (card's reference values)."""
+    gaps star 0.031, hedged 0.039, hoeffding 0.124."""
     d = beta(2, 5)
     X = d.sample(np.random.default_rng(1), 300, 100)
     gap = {

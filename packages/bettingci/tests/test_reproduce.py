@@ -1,14 +1,19 @@
-"""Smoke tests of the reproduction and the benchmark at tiny sizes, and the command line."""
-
-import json
+"""The reproduction and the benchmark through the command's machinery at tiny sizes, their
+results files against paperkit's schema, and the verdict rules of the claims."""
 
 import numpy as np
 import pytest
 
-from bettingci.bench import bench, median_seconds
-from bettingci.cli import main
+from bettingci import bench as bench_module
+from bettingci import reproduce as reproduce_module
 from bettingci.data import bernoulli
-from bettingci.reproduce import evaluate, reproduce
+from bettingci.paper import PAPER
+from bettingci.reproduce import claims, evaluate
+from paperkit import VERDICTS
+from paperkit.cli import run_bench, run_reproduce
+from paperkit.testing import check_results_file
+
+HEADLINE = "STaR-Bets gives the tightest lower bounds among the methods with a finite-sample"
 
 
 def test_evaluate_reports_every_method():
@@ -18,25 +23,97 @@ def test_evaluate_reports_every_method():
     assert rows[-1]["check"] == "ref" and rows[0]["check"] in ("PASS", "FAIL")
 
 
-def test_reproduce_smoke(tmp_path):
-    res = reproduce(
-        quick=True, out=tmp_path, R=10, grid=50, sweep_ns=[10, 20], sweep_R=3, sweep_grid=50
-    )
-    assert len(res["summary"]) == 18  # 12 Bernoulli + 6 Beta settings
-    assert {r["n"] for r in res["sweep"]["rows"]} == {10, 20}
-    assert (tmp_path / "bettingci.png").read_bytes()[:4] == b"\x89PNG"
+def test_reproduce_writes_a_valid_results_file(tmp_path, monkeypatch):
+    original = reproduce_module.reproduce
+
+    def tiny(**kw):  # the quick run's settings at the smallest sizes
+        return original(R=10, grid=50, sweep_ns=[10, 20], sweep_R=3, sweep_grid=50, **kw)
+
+    monkeypatch.setattr(reproduce_module, "reproduce", tiny)
+    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+    assert doc["claims"][0]["statement"].startswith(HEADLINE)
+    assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS) and len(doc["claims"]) == 5
+    assert len(doc["tables"]["summary"]) == 18  # 12 Bernoulli + 6 Beta settings
+    assert {r["n"] for r in doc["tables"]["sweep"]} == {10, 20}
+    assert doc["settings"]["R"] == 10 and doc["quick"] is True
+    assert (tmp_path / doc["figures"][0]).read_bytes()[:4] == b"\x89PNG"
 
 
-def test_bench_smoke(tmp_path):
-    res = bench(out=tmp_path, ns=[20, 40], grids=[100, 200], batch=(20, 10, 100))
-    assert all(r["ms"] > 0 for r in res["time_vs_n"])
-    assert {r["method"] for r in res["batched"]} == {"star", "hedged", "hoeffding"}
+def _row(method, gap, se=0.001, miss=0.0, check="PASS", dist="Beta(2,5)"):
+    return {
+        "distribution": dist,
+        "n": 50,
+        "delta": 0.05,
+        "method": method,
+        "mean gap": gap,
+        "se gap": se,
+        "miss": miss,
+        "check": check,
+    }
+
+
+def _sweep(star, hedged):
+    return [
+        {"distribution": "Uniform", "n": 100, "method": m, "mean gap": g, "gap / oracle": g}
+        for m, g in (("star", star), ("hedged", hedged))
+    ]
+
+
+@pytest.mark.parametrize(
+    ("star", "verdict"), [(0.040, "held"), (0.0505, "held"), (0.060, "not held")]
+)
+def test_headline_verdict_follows_its_rule(star, verdict):
+    """Held when STaR is smallest or within 2 standard errors (0.002 here) of the best."""
+    rows = [
+        _row("star", star),
+        _row("bets", 0.070),
+        _row("star_hoeffding", 0.060),
+        _row("hedged", 0.050),
+        _row("hoeffding", 0.090),
+        _row("maurer_pontil", 0.095),
+    ]
+    found = claims(rows, _sweep(0.5, 0.6))
+    assert found[0].statement.startswith(HEADLINE) and found[0].verdict == verdict
+    assert found[2].verdict == "not testable here"  # no Bernoulli setting
+    assert found[4].verdict == "held"  # 0.5 of the oracle at the largest n
+
+
+def test_coverage_and_width_verdicts_fail_when_the_numbers_do():
+    rows = [_row(m, 0.05) for m in ("star", "bets", "star_hoeffding", "hedged", "hoeffding")]
+    rows.append(_row("maurer_pontil", 0.06, miss=0.2, check="FAIL"))
+    found = claims(rows, _sweep(1.3, 1.1))
+    assert found[1].verdict == "not held" and "maurer_pontil" in found[1].measured
+    assert found[4].verdict == "not held" and "Uniform n=100" in found[4].why
+
+
+def test_bench_writes_a_valid_bench_file(tmp_path, monkeypatch):
+    full = bench_module.bench
+
+    def tiny(**kw):
+        return full(ns=[20, 40, 80], grids=[100, 200, 400], batch=(20, 10, 100), **kw)
+
+    monkeypatch.setattr(bench_module, "bench", tiny)
+    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
+    cases = {m["case"] for m in doc["measurements"]}
+    assert cases == {"time vs n", "time vs G", "batched", "memory"}
+    assert all(m["seconds"] > 0 for m in doc["measurements"])
+    assert all(m["peak_bytes"] >= 0 for m in doc["measurements"] if m["case"] == "memory")
+    assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)
+    assert "log-log slopes (1 = linear) and time ratios at the largest n" in doc["tables"]
     assert (tmp_path / "scaling.png").is_file()
-    assert median_seconds(lambda: None) >= 0
+
+
+def test_the_command_refuses_a_gpu():
+    from bettingci.cli import main
+
+    assert main(["bench", "--device", "cuda"]) == 2
 
 
 @pytest.mark.slow
 def test_cli_quick_reproduction(tmp_path):
+    from bettingci.cli import main
+
     assert main(["reproduce", "--quick", "--out", str(tmp_path)]) == 0
-    doc = json.loads((tmp_path / "results.json").read_text())
-    assert doc["package"] == "bettingci" and doc["results"]["all_guaranteed_pass"]
+    doc = check_results_file(tmp_path / "results.json")
+    assert doc["claims"][0]["statement"].startswith(HEADLINE)
+    assert doc["claims"][1]["verdict"] == "held"  # coverage

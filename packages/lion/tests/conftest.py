@@ -3,6 +3,11 @@ import torch
 import torch.nn.functional as F
 
 
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
+    yield
+
+
 def make_qkv(B=2, H=3, N=37, d=4, *, dtype=torch.float64, seed=0, decay="s"):
     """Positive q, k (after a feature map), v, and log-decays for ``decay`` ("lit": None,
     "d": one lambda per head, "s": one per token)."""

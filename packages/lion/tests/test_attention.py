@@ -1,4 +1,5 @@
-"""The LION layer: forms on one set of weights, snake orders, reversal equivariance, contracts."""
+"""The LION layer: the backends on one set of weights, snake orders, reversal equivariance,
+contracts."""
 
 import pytest
 import torch
@@ -25,20 +26,20 @@ def _layer(decay, order="raster", **kwargs):
 
 @pytest.mark.parametrize("order", ["raster", "snake"])
 @pytest.mark.parametrize("decay", ["lit", "d", "s"])
-def test_set_form_gives_the_same_outputs(decay, order):
-    """set_form switches between equal forms on the same weights (float64), also in snake order
-    (25 tokens = a 5 x 5 grid, 26 = the grid after a class token)."""
+def test_set_backend_gives_the_same_outputs(decay, order):
+    """set_backend switches between equal forms on the same weights (float64), also in snake
+    order (25 tokens = a 5 x 5 grid, 26 = the grid after a class token)."""
     layer = _layer(decay, order, chunk_size=4)
     for n in (25, 26):
         x = torch.randn(2, n, 16, dtype=torch.float64)
-        ref = layer.set_form("attention")(x)
-        for form in ("rnn", "chunk"):
-            assert_close(layer.set_form(form)(x), ref, rtol=0, atol=1e-12)
+        ref = layer.set_backend("reference")(x)
+        for backend in ("rnn", "chunk", "auto"):
+            assert_close(layer.set_backend(backend)(x), ref, rtol=0, atol=1e-12)
 
 
 @pytest.mark.parametrize("decay", ["lit", "d", "s"])
 def test_reversal_equivariance(decay):
-    """Check 6: layer(x.flip(1)) == layer(x).flip(1) in raster order, from the mask definition
+    """layer(x.flip(1)) == layer(x).flip(1) in raster order, from the mask definition
     (key-inclusive, query-exclusive products); false for a causal layer."""
     layer = _layer(decay)
     x = torch.randn(2, 13, 16, dtype=torch.float64)
@@ -82,16 +83,24 @@ def test_contracts():
 
 
 def test_bad_arguments():
+    """What tests/test_bad_inputs.py does not derive: choices, divisibility, the grid, NaN from
+    every backend, another dtype."""
     assert_param_error(LionAttention, 16, 4, decay="x", param="decay")
-    assert_param_error(LionAttention, 16, 4, form="conv", param="form")
+    assert_param_error(LionAttention, 16, 4, backend="attention", param="backend")
     assert_param_error(LionAttention, 16, 4, order="hilbert", param="order")
     assert_param_error(LionAttention, 16, 4, backend="cuda", param="backend")
+    assert_param_error(LionAttention, 16, 4, backend="triton", param="backend")  # head size 4
     assert_param_error(LionAttention, 16, 4, chunk_size=0, param="chunk_size")
     assert_param_error(LionAttention, 18, 4, param="dim")
-    assert_param_error(LionAttention(16, 4).set_form, "parallel", param="form")
+    assert_param_error(LionAttention(16, 4).set_backend, "parallel", param="backend")
     layer = LionAttention(16, 4)
     assert_param_error(layer, torch.randn(2, 5, 8), param="x")
-    assert_param_error(LionAttention(16, 4, order="snake"), torch.randn(1, 7, 16), param="grid")
+    assert_param_error(layer, torch.randn(2, 5, 16, dtype=torch.float64), param="x", exc=TypeError)
+    assert_param_error(LionAttention(16, 4, order="snake"), torch.randn(1, 7, 16), param="x")
     assert_param_error(
-        LionAttention(16, 4, order="snake", grid=(2, 3)), torch.randn(1, 9, 16), param="grid"
+        LionAttention(16, 4, order="snake", grid=(2, 3)), torch.randn(1, 9, 16), param="x"
     )
+    x = torch.randn(1, 6, 16)
+    x[0, 2, 3] = float("nan")
+    for backend in ("reference", "chunk", "rnn", "auto"):
+        assert_param_error(LionAttention(16, 4, backend=backend), x, param="x")

@@ -9,14 +9,14 @@ SIZE = dict(img_size=8, patch_size=2, in_chans=1, num_classes=3, dim=16, depth=2
 
 @pytest.mark.parametrize("pool", ["mean", "cls"])
 @pytest.mark.parametrize(("decay", "order"), [("lit", "raster"), ("d", "snake"), ("s", "snake")])
-def test_lion_vit_forms_agree(decay, order, pool):
+def test_lion_vit_backends_agree(decay, order, pool):
     torch.manual_seed(0)
     model = LionViT(**SIZE, decay=decay, order=order, pool=pool, chunk_size=5).double()
     x = torch.rand(2, 1, 8, 8, dtype=torch.float64)
     ref = model(x)
     assert ref.shape == (2, 3)
-    for form in ("rnn", "chunk"):
-        assert_close(model.set_form(form)(x), ref, rtol=0, atol=1e-12)
+    for backend in ("rnn", "chunk"):
+        assert_close(model.set_backend(backend)(x), ref, rtol=0, atol=1e-12)
 
 
 def test_causal_baseline_is_causal():
@@ -43,14 +43,14 @@ def test_baselines_and_state_dict():
         check_state_dict_roundtrip(make, x)
 
 
-def test_tagger_forms_agree():
+def test_tagger_backends_agree():
     torch.manual_seed(0)
     model = SequenceTagger(7, 4, 20, dim=16, depth=2, heads=2, attention="lion", decay="s")
     x = torch.randint(7, (3, 20))
     with torch.no_grad():
         ref = model(x)
         assert ref.shape == (3, 20, 4)
-        assert_close(model.set_form("rnn")(x), ref, rtol=0, atol=1e-5)
+        assert_close(model.set_backend("rnn")(x), ref, rtol=0, atol=1e-5)
 
 
 def test_bad_arguments():
@@ -62,4 +62,13 @@ def test_bad_arguments():
     assert_param_error(
         SequenceTagger(5, 5, 8, dim=16, heads=2), torch.zeros(1, 9).long(), param="tokens"
     )
-    assert_param_error(CausalLinearViT(**SIZE).encoder.blocks[0].attn.set_form, "rnn", param="form")
+    layer = CausalLinearViT(**SIZE).encoder.blocks[0].attn
+    assert_param_error(layer.set_backend, "rnn", param="backend")
+    tagger = SequenceTagger(5, 5, 8, dim=16, heads=2)
+    assert_param_error(tagger, torch.tensor([[0, 1, 5]]), param="tokens")  # id = vocab
+    assert_param_error(tagger, torch.tensor([[0, -1, 2]]), param="tokens")
+    assert_param_error(tagger, torch.tensor([[0.0, 1.0]]), param="tokens", exc=TypeError)
+    assert_param_error(
+        LionViT(**SIZE), torch.rand(2, 1, 8, 8).double(), param="images", exc=TypeError
+    )
+    assert_param_error(LionViT, **{**SIZE, "heads": 3}, param="heads")

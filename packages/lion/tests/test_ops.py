@@ -1,35 +1,39 @@
-"""The spec card's checks of the masks and of the three forms (float64)."""
+"""The masks and the three forms (the reference, rnn and chunk backends of lion_attention), in
+float64, against closed forms and direct loops."""
 
+import functools
 import itertools
 
 import pytest
 import torch
 
-from lion.ops import (
+from lion import lion_attention
+from lion.reference import (
     backward_mask,
     decay_mask,
     forward_mask,
-    lion_chunk,
-    lion_full,
     lion_mask,
-    lion_rnn,
     masked_attention,
 )
 from paperkit.testing import assert_close, assert_param_error, gradcheck64
 
+lion_full = functools.partial(lion_attention, backend="reference")
+lion_rnn = functools.partial(lion_attention, backend="rnn")
+lion_chunk = functools.partial(lion_attention, backend="chunk")
+
 
 @pytest.mark.parametrize("decay", ["lit", "d", "s"])
 def test_three_forms_agree(decay, qkv):
-    """Check 1: full, RNN and chunk forms agree to 1e-10 for N = 37 and C = 1, 8, 64 (> N)."""
+    """Full, RNN and chunk forms agree to 1e-10 for N = 37 and C = 1, 8, 64 (> N)."""
     q, k, v, ll = qkv(N=37, decay=decay)
     full = lion_full(q, k, v, ll)
     assert_close(lion_rnn(q, k, v, ll), full, rtol=0, atol=1e-10)
     for chunk_size in (1, 8, 64):
-        assert_close(lion_chunk(q, k, v, ll, chunk_size), full, rtol=0, atol=1e-10)
+        assert_close(lion_chunk(q, k, v, ll, chunk_size=chunk_size), full, rtol=0, atol=1e-10)
 
 
 def test_decay_mask_closed_form():
-    """Check 2: LION-D with lambda = 0.5, N = 4: M_ij = 0.5^|i-j| exactly (powers of two) from
+    """LION-D with lambda = 0.5, N = 4: M_ij = 0.5^|i-j| exactly (powers of two) from
     decay_mask, and to rounding from the cumsum construction of lion_mask."""
     ll = torch.full((1, 1, 4), 0.5, dtype=torch.float64).log()
     expected = torch.tensor(
@@ -42,7 +46,7 @@ def test_decay_mask_closed_form():
 
 
 def test_selective_mask_against_triple_loop():
-    """Check 3: M_ij is the product of lambda_t over t in (i, j], from an O(N^3) loop;
+    """M_ij is the product of lambda_t over t in (i, j], from an O(N^3) loop;
     M = M^F + M^B - I with M^F lower and M^B upper triangular."""
     g = torch.Generator().manual_seed(3)
     lam = torch.rand(2, 3, 9, generator=g, dtype=torch.float64) * 0.9 + 0.05
@@ -73,7 +77,7 @@ def test_selective_mask_survives_tiny_decays():
 
 
 def test_lit_is_noncausal_normalised_linear_attention(qkv):
-    """Check 4: LIT equals phi(Q)(phi(K)^T V) / (phi(Q) phi(K)^T 1)."""
+    """LIT equals phi(Q)(phi(K)^T V) / (phi(Q) phi(K)^T 1)."""
     q, k, v, _ = qkv(decay="lit")
     kv = k.transpose(-1, -2) @ v
     expected = (q @ kv) / (q @ k.sum(-2, keepdim=True).transpose(-1, -2))
@@ -82,7 +86,7 @@ def test_lit_is_noncausal_normalised_linear_attention(qkv):
 
 @pytest.mark.parametrize("decay", ["d", "s"])
 def test_rows_are_a_convex_combination(decay, qkv):
-    """Check 5: the attention rows are nonnegative and sum to A1/(A1 + eps), so a constant v
+    """The attention rows are nonnegative and sum to A1/(A1 + eps), so a constant v
     passes through (exactly with eps = 0)."""
     q, k, v, ll = qkv(decay=decay)
     a = (q @ k.transpose(-1, -2)) * lion_mask(ll)
@@ -96,7 +100,7 @@ def test_rows_are_a_convex_combination(decay, qkv):
 
 @pytest.mark.parametrize("decay", ["lit", "d", "s"])
 def test_forward_mask_alone_is_causal_decayed_linear_attention(decay, qkv):
-    """Check 7: with M^F alone, y_i = sum_{j<=i} (lambda_j..lambda_{i-1}) (q_i.k_j) v_j / (same
+    """With M^F alone, y_i = sum_{j<=i} (lambda_j..lambda_{i-1}) (q_i.k_j) v_j / (same
     with 1), computed here by a direct loop (RetNet/GLA-style recurrence)."""
     q, k, v, ll = qkv(N=11, decay=decay)
     lam = torch.ones(q.shape[:3], dtype=q.dtype) if ll is None else ll.exp()
@@ -114,23 +118,49 @@ def test_forward_mask_alone_is_causal_decayed_linear_attention(decay, qkv):
 
 
 def test_gradcheck_full_and_chunk_selective(qkv):
-    """Check 8: gradcheck in float64 for lion_full and lion_chunk with selective decays."""
+    """gradcheck in float64 for lion_full and lion_chunk with selective decays."""
     q, k, v, ll = qkv(B=1, H=2, N=6, d=3, decay="s")
     assert gradcheck64(lambda *x: lion_full(*x), q, k, v, ll)
     assert gradcheck64(lambda *x: lion_chunk(*x, chunk_size=4), q, k, v, ll)
+    assert gradcheck64(lambda *x: lion_rnn(*x), q, k, v, ll)
 
 
-@pytest.mark.parametrize("fn", [lion_full, lion_rnn, lion_chunk])
-def test_bad_inputs(fn, qkv):
+@pytest.mark.parametrize("backend", ["reference", "rnn", "chunk"])
+def test_one_nan_policy_on_every_backend(backend, qkv):
+    """NaN or inf in any input, and decays outside (0, 1], are refused the same way on every
+    backend (the rnn form used to return NaN silently)."""
     q, k, v, ll = qkv(N=5)
-    assert_param_error(fn, q[0], k[0], v[0], None, param="q")
-    assert_param_error(fn, q, k[..., :2], v, None, param="k")
-    assert_param_error(fn, q, k, v[:, :, :3], None, param="v")
-    assert_param_error(fn, q, k, v, ll[..., :4], param="log_lambda")
-    for bad in (0.1, float("nan"), float("-inf")):  # lambda > 1, NaN, lambda = 0
+    fn = functools.partial(lion_attention, backend=backend)
+    for name, x in (("q", q), ("k", k), ("v", v), ("log_lambda", ll)):
+        for bad in (float("nan"), float("inf")):
+            broken = x.clone()
+            broken.reshape(-1)[3] = bad
+            args = {"q": q, "k": k, "v": v, "log_lambda": ll, name: broken}
+            assert_param_error(fn, **args, param=name)
+    for bad in (0.1, float("-inf")):  # lambda > 1, lambda = 0
         broken = ll.clone()
         broken[0, 0, 2] = bad
         assert_param_error(fn, q, k, v, broken, param="log_lambda")
+
+
+def test_inputs_are_promoted_to_their_common_dtype(qkv):
+    q, k, v, ll = qkv(N=6)
+    out = lion_attention(q.float(), k, v.float(), ll, backend="chunk")
+    assert out.dtype == torch.float64
+    assert_close(
+        out, lion_attention(q.float().double(), k, v.float().double(), ll), rtol=0, atol=1e-12
+    )
+
+
+def test_triton_is_refused_for_shapes_it_cannot_tile(qkv):
+    q, k, v, ll = qkv(N=8, d=12)
+    assert_param_error(
+        lion_attention, q, k, v, ll, backend="triton", chunk_size=16, param="backend"
+    )
+    q, k, v, ll = qkv(N=8, d=16)
+    assert_param_error(
+        lion_attention, q, k, v, ll, backend="triton", chunk_size=12, param="backend"
+    )
 
 
 def test_masks_refuse_bad_decays():
@@ -138,9 +168,3 @@ def test_masks_refuse_bad_decays():
         assert_param_error(fn, torch.tensor([[-0.1, 0.2, -0.3]]), param="log_lambda")
         assert_param_error(fn, torch.tensor([[-0.1, float("-inf")]]), param="log_lambda")
         assert_param_error(fn, torch.tensor(-0.1), param="log_lambda")
-
-
-def test_chunk_size_must_be_positive(qkv):
-    q, k, v, ll = qkv(N=5)
-    for bad in (0, -3, 2.5, True):
-        assert_param_error(lion_chunk, q, k, v, ll, bad, param="chunk_size")

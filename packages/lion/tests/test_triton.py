@@ -1,27 +1,33 @@
-"""The Triton chunk kernel against the pure-torch forms: under TRITON_INTERPRET=1 on the CPU
-(marked interpret), at full size and against flash-linear-attention on a GPU (marked gpu)."""
+"""The triton backend (the chunkwise Triton kernel) against the pure-torch forms: under
+TRITON_INTERPRET=1 on the CPU (marked interpret), at full size and against flash-linear-attention
+on a GPU (marked gpu)."""
 
 import pytest
 import torch
 
-from lion import LionAttention
-from lion.ops import lion_chunk, lion_full, normalize
-from paperkit.testing import assert_close, requires_triton
+from lion import LionAttention, lion_attention
+from paperkit.testing import assert_close, assert_param_error, requires_triton
 
 pytestmark = requires_triton
 
 
 def _triton(q, k, v, ll, chunk_size):
-    from lion.kernels.chunk_triton import lion_chunk_triton_parts
+    return lion_attention(q, k, v, ll, backend="triton", chunk_size=chunk_size)
 
-    return normalize(lion_chunk_triton_parts(q, k, v, ll, chunk_size), 1e-6)
+
+def lion_full(q, k, v, ll):
+    return lion_attention(q, k, v, ll, backend="reference")
+
+
+def lion_chunk(q, k, v, ll, chunk_size):
+    return lion_attention(q, k, v, ll, backend="chunk", chunk_size=chunk_size)
 
 
 @pytest.mark.interpret
 @pytest.mark.parametrize("decay", ["lit", "s"])
 @pytest.mark.parametrize(("N", "chunk_size"), [(64, 16), (50, 32)])
 def test_triton_matches_reference_in_the_interpreter(decay, N, chunk_size, qkv, nan_empty):
-    """Check 9: the kernel equals lion_full (N = 64, d = 16; also a short last block)."""
+    """The kernel equals lion_full (N = 64, d = 16; also a short last block)."""
     q, k, v, ll = qkv(B=1, H=2, N=N, d=16, dtype=torch.float32, decay=decay)
     q, k = q / 4, k / 4
     ref = lion_full(q.double(), k.double(), v.double(), None if ll is None else ll.double())
@@ -32,13 +38,13 @@ def test_triton_matches_reference_in_the_interpreter(decay, N, chunk_size, qkv, 
 def test_triton_layer_and_backward(qkv):
     """backend='triton' in the layer gives the reference outputs and gradients."""
     torch.manual_seed(0)
-    layer = LionAttention(32, 2, decay="s", form="chunk", chunk_size=16, backend="triton")
+    layer = LionAttention(32, 2, decay="s", chunk_size=16, backend="triton")
     x = torch.randn(1, 32, 32, requires_grad=True)
     out = layer(x)
     (out**2).sum().backward()
     grad = x.grad.clone()
     x.grad = None
-    layer.backend = "reference"
+    layer.set_backend("reference")
     ref = layer(x)
     (ref**2).sum().backward()
     assert_close(out, ref, rtol=0, atol=1e-5)
@@ -55,8 +61,19 @@ def test_unsupported_shapes_are_refused(qkv):
     from lion.kernels.chunk_triton import lion_chunk_triton_parts
 
     q, k, v, ll = qkv(B=1, H=1, N=8, d=12, dtype=torch.float32)
-    with pytest.raises(RuntimeError, match="powers of two"):
-        lion_chunk_triton_parts(q, k, v, ll, 16)
+    assert_param_error(lion_chunk_triton_parts, q, k, v, ll, 16, param="q")
+    q, k, v, ll = qkv(B=1, H=1, N=8, d=16, dtype=torch.float32)
+    assert_param_error(lion_chunk_triton_parts, q, k, v, ll, 8, param="chunk_size")
+
+
+@pytest.mark.interpret
+def test_auto_picks_triton_where_it_runs(qkv):
+    """Under the interpreter, auto runs the kernel for tileable shapes and chunk otherwise."""
+    q, k, v, ll = qkv(B=1, H=1, N=32, d=16, dtype=torch.float32)
+    assert torch.equal(lion_attention(q, k, v, ll, chunk_size=16), _triton(q, k, v, ll, 16))
+    q, k, v, ll = qkv(B=1, H=1, N=32, d=12, dtype=torch.float32)
+    auto = lion_attention(q, k, v, ll, chunk_size=16)
+    assert torch.equal(auto, lion_chunk(q, k, v, ll, 16))
 
 
 @pytest.mark.gpu

@@ -1,13 +1,20 @@
-import json
+"""The reproduction and the benchmark through the command's machinery at tiny sizes, their
+results files against paperkit's schema, and the verdict rules of the claims."""
 
 import numpy as np
 import pytest
 from sklearn.feature_extraction.text import HashingVectorizer
 
-from portrouter.bench import bench
-from portrouter.reproduce import reproduce
+from paperkit import VERDICTS
+from paperkit.cli import run_bench, run_reproduce
+from paperkit.testing import check_results_file
+from portrouter import bench as bench_module
+from portrouter import reproduce as reproduce_module
+from portrouter.paper import PAPER
+from portrouter.reproduce import ONLINE, claims
 
 _HASH = HashingVectorizer(n_features=128, alternate_sign=False)
+HEADLINE = "PORT has the highest performance of the online routing methods"
 
 
 def _embed(texts):
@@ -15,19 +22,63 @@ def _embed(texts):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_reproduce_smoke(tmp_path):
-    res = reproduce(quick=True, out=tmp_path, n_history=400, n_test=200, embedder=_embed)
-    rows = res["main"]["rows"]
-    assert {"PORT", "PORT+skip", "Random", "BatchSplit", "Offline-Opt"} <= set(rows)
-    assert all(r["Perf"] <= res["main"]["Offline-Opt LP value"] + 1e-9 for r in rows.values())
-    assert [v["N"] for v in res["volume"]] == [50, 100, 200]
-    assert (tmp_path / "portrouter.png").read_bytes()[:4] == b"\x89PNG"
-    json.dumps(res, default=lambda o: o.tolist())  # serialisable after numpy conversion
+def test_reproduce_writes_a_valid_results_file(tmp_path, monkeypatch):
+    original = reproduce_module.reproduce
+
+    def tiny(**kw):  # the quick run at the smallest sizes, with a cheap real text embedding
+        return original(n_history=400, n_test=200, embedder=_embed, **kw)
+
+    monkeypatch.setattr(reproduce_module, "reproduce", tiny)
+    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+    assert doc["claims"][0]["statement"] == HEADLINE
+    assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)
+    assert doc["claims"][3]["verdict"] == "held"  # one optimisation
+    methods = {r["method"]: r for r in doc["tables"]["methods"]}
+    assert {"PORT", "PORT+skip", "Random", "BatchSplit", "Offline-Opt"} <= set(methods)
+    bound = doc["data"]["main"]["Offline-Opt LP value"]
+    assert all(r["Perf"] <= bound + 1e-9 for r in methods.values())
+    assert [r["N"] for r in doc["tables"]["volume sweep"]] == [50, 100, 200]
+    assert (tmp_path / doc["figures"][0]).read_bytes()[:4] == b"\x89PNG"
 
 
-def test_bench_smoke(tmp_path):
-    res = bench(out=tmp_path, quick=True, sizes=[300, 600], dim=16)
-    assert [r["history"] for r in res["search"]] == [300, 600]
-    assert all(0.9 <= r["HNSW recall@5"] <= 1.0 for r in res["search"])
-    assert all(r["F(lp)"] <= r["F(lbfgsb)"] + 1e-9 for r in res["optimisation"])
-    assert res["end_to_end"]["queries/s"] > 0
+def _main(port, skip=None, offline=100.0, others=None):
+    others = others or {}
+    rows = {m: {"Perf": others.get(m, 10.0)} for m in ONLINE}
+    rows["PORT"] = {"Perf": port}
+    rows["PORT+skip"] = {"Perf": skip or port}
+    rows["Offline-Approx-Opt"] = {"Perf": offline}
+    return {"rows": rows, "n_learn": 25, "budgets": np.ones(11)}
+
+
+@pytest.mark.parametrize(("batch_split", "verdict"), [(50.0, "held"), (95.0, "partly")])
+def test_headline_verdict_follows_its_rule(batch_split, verdict):
+    gains = {"PORT": {"Perf": 4.0, "PPC": 2.0, "Throughput": 5.0}}
+    found = claims(_main(92.0, others={"BatchSplit": batch_split}), gains, n_optim=1)
+    assert found[0].statement == HEADLINE and found[0].verdict == verdict
+    assert found[1].verdict == "held" and found[2].verdict == "held"
+
+
+def test_gain_and_optimum_verdicts_fail_when_the_numbers_do():
+    gains = {"PORT": {"Perf": 1.7, "PPC": 0.9, "Throughput": 1.8}}
+    found = claims(_main(60.0), gains, n_optim=2)
+    assert found[1].verdict == "not held"  # PPC below 1
+    assert found[2].verdict == "not held"  # 60 % of the offline optimum
+    assert found[3].verdict == "not held"
+
+
+def test_bench_writes_a_valid_bench_file(tmp_path, monkeypatch):
+    original = bench_module.bench
+
+    def tiny(**kw):
+        return original(sizes=[300, 600], dim=16, **kw)
+
+    monkeypatch.setattr(bench_module, "bench", tiny)
+    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
+    cases = {m["case"] for m in doc["measurements"]}
+    assert cases == {"build", "search", "optimisation", "end to end"}
+    search = doc["tables"]["neighbour search"]
+    assert [r["history"] for r in search] == [300, 600]
+    assert all(0.9 <= r["HNSW recall@5"] <= 1.0 for r in search)
+    assert all(r["F(lp)"] <= r["F(lbfgsb)"] + 1e-9 for r in doc["tables"]["one-time optimisation"])
+    assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)
+    assert doc["claims"][2]["verdict"] == "held"  # the LP is exact

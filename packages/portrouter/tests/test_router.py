@@ -14,6 +14,7 @@ from portrouter import (
     predictor_router,
     random_router,
     simulate_serving,
+    solve_dual,
 )
 
 
@@ -135,7 +136,25 @@ def test_bad_input():
     assert_param_error(lambda: PORTRouter(**{**ok, "hist_d": nan}), param="hist_d")
     small = ANNIndex("exact", dim=he.shape[1], k=5)
     small.add(he[:3])
-    assert_param_error(lambda: PORTRouter(**{**ok, "index": small}), param="k")
+    assert_param_error(lambda: PORTRouter(**{**ok, "index": small}), param="index")
     router = PORTRouter(**ok)
     assert_param_error(lambda: router.route_batch(np.ones((2, 5))), param="q")
     assert_param_error(lambda: simulate_serving(router, td, tg, te[:5], np.ones(3)), param="emb")
+
+
+def test_infinite_budgets_are_refused_before_any_solver_runs():
+    """budgets = inf used to pass the checks and fail inside scipy's LP."""
+    he, hd, hg, te, td, tg = _world(6)
+    index = _index(he)
+    inf = np.full(3, np.inf)
+    assert_param_error(lambda: PORTRouter(index, hd, hg, inf, len(te)), param="budgets")
+    assert_param_error(lambda: solve_dual(hd, hg, inf, 0.1, 1.0), param="budgets")
+    assert_param_error(lambda: offline_opt(td, tg, inf), param="budgets")
+    assert_param_error(lambda: simulate_serving(random_router(3), td, tg, te, inf), param="budgets")
+
+
+def test_history_rows_must_match_the_index():
+    he, hd, hg, te, td, tg = _world(7)
+    index = _index(he)
+    assert_param_error(lambda: PORTRouter(index, hd[:50], hg[:50], np.ones(3), 10), param="hist_d")
+    assert_param_error(lambda: greedy_router(index, hd[:50], hg[:50], np.ones(3)), param="hist_d")

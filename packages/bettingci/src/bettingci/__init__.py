@@ -9,38 +9,58 @@ arXiv 2505.22422).
 True
 """
 
-from bettingci.baselines import clopper_pearson, hoeffding, maurer_pontil, t_test
-from bettingci.betting import BETTING_METHODS
-from bettingci.data import DISTRIBUTIONS, Distribution
-from bettingci.intervals import (
-    ALTERNATIVES,
-    METHODS,
-    BettingCI,
-    bet_sequence,
-    betting_ci,
-    confidence_interval,
-    log_wealth,
-    lower_bound,
-    lower_bound_batch,
-    upper_bound,
+from typing import TYPE_CHECKING
+
+from paperkit.lazy import lazy_exports
+
+__version__ = "0.1.0"
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "ALTERNATIVES": "intervals",
+        "BETTING_METHODS": "betting",
+        "DISTRIBUTIONS": "data",
+        "METHODS": "intervals",
+        "BettingCI": "intervals",
+        "Distribution": "data",
+        "bet_sequence": "intervals",
+        "betting_ci": "intervals",
+        "clopper_pearson": "baselines",
+        "confidence_interval": "intervals",
+        "hoeffding": "baselines",
+        "log_wealth": "intervals",
+        "lower_bound": "intervals",
+        "lower_bound_batch": "intervals",
+        "maurer_pontil": "baselines",
+        "t_test": "baselines",
+        "upper_bound": "intervals",
+    },
 )
 
-__all__ = [
-    "ALTERNATIVES",
-    "BETTING_METHODS",
-    "DISTRIBUTIONS",
-    "METHODS",
-    "BettingCI",
-    "Distribution",
-    "bet_sequence",
-    "betting_ci",
-    "clopper_pearson",
-    "confidence_interval",
-    "hoeffding",
-    "log_wealth",
-    "lower_bound",
-    "lower_bound_batch",
-    "maurer_pontil",
-    "t_test",
-    "upper_bound",
-]
+if TYPE_CHECKING:  # the names for static tools; at run time they load lazily
+    from bettingci.baselines import (  # noqa: F401
+        clopper_pearson,
+        hoeffding,
+        maurer_pontil,
+        t_test,
+    )
+    from bettingci.betting import (  # noqa: F401
+        BETTING_METHODS,
+    )
+    from bettingci.data import (  # noqa: F401
+        DISTRIBUTIONS,
+        Distribution,
+    )
+    from bettingci.intervals import (  # noqa: F401
+        ALTERNATIVES,
+        METHODS,
+        BettingCI,
+        bet_sequence,
+        betting_ci,
+        confidence_interval,
+        log_wealth,
+        lower_bound,
+        lower_bound_batch,
+        upper_bound,
+    )

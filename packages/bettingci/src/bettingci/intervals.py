@@ -13,14 +13,22 @@ Betting methods invert the wealth test over the grid :math:`M = \\{0, h, \\dots,
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
 
-from bettingci.baselines import CLOSED_FORMS
+from bettingci.baselines import CLOSED_FORMS, binary_only, unit_sample
 from bettingci.betting import BETTING_METHODS, final_log_wealth, invert, trace
-from paperkit import Described, check_choice, param_error
+from paperkit import (
+    check_array,
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_real,
+    describe,
+    param_error,
+)
 
 __all__ = [
     "ALTERNATIVES",
@@ -41,81 +49,58 @@ METHODS = BETTING_METHODS + tuple(CLOSED_FORMS)
 ALTERNATIVES = ("two-sided", "greater", "less")
 #: Elements of one (rows x grid) state array in the batched path; rows are chunked to fit.
 CHUNK_ELEMENTS = 2**15
+#: float64 arrays the grid inversion holds per grid point: five (rows x grid) state arrays and
+#: the kept mask of one chunk, and six grid-sized vectors (the grid, caps, bounds).
+STATE_ARRAYS, GRID_VECTORS = 6, 6
 
 RandomState = int | np.random.Generator | None
 
 
 # ---------------------------------------------------------------------------- validation
-def _sample(x: Any, owner: str, ndim: tuple[int, ...], bounds: tuple[float, float]) -> np.ndarray:
-    """x as float64 rescaled from ``bounds`` to [0, 1], after the type and value checks."""
-    arr = np.asarray(x)
-    if arr.dtype.kind not in "biuf":
-        got = Described(f"an array of dtype {arr.dtype}")
-        raise param_error("x", owner, "an array of real numbers", got, cls=TypeError)
-    if arr.ndim not in ndim:
-        expected = " or ".join(f"{d}-D" for d in ndim)
-        raise param_error("x", owner, f"a {expected} array", Described(f"shape {arr.shape}"))
-    if arr.size == 0 or arr.shape[-1] == 0:
-        raise param_error("x", owner, "a non-empty sample", Described(f"shape {arr.shape}"))
-    arr = arr.astype(np.float64)
-    if not np.isfinite(arr).all():
-        got = Described(f"{int((~np.isfinite(arr)).sum())} NaN or infinite values")
-        raise param_error("x", owner, "finite", got)
-    a, b = bounds
-    if arr.min() < a or arr.max() > b:
-        got = Described(f"values in [{arr.min():.6g}, {arr.max():.6g}]")
-        raise param_error("x", owner, f"within the bounds [{a:g}, {b:g}]", got)
-    if (a, b) != (0.0, 1.0):
-        arr = np.clip((arr - a) / (b - a), 0.0, 1.0)
-    return arr
+def _level(name: str, owner: str, value: Any) -> float:
+    return check_real(name, owner, value, low=0, high=1, low_open=True, high_open=True)
 
 
-def _level(delta: Any, owner: str, name: str = "delta") -> float:
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise param_error(name, owner, "a number in (0, 1)", delta, cls=TypeError)
-    if not 0.0 < float(delta) < 1.0:
-        raise param_error(name, owner, "in the open interval (0, 1)", delta)
-    return float(delta)
+def _work_bytes(grid: int, rows: int, keep_wealth: bool = False) -> float:
+    """Bytes the inversion over the grid of ``grid + 1`` means holds at once for ``rows``
+    samples: one chunk of state arrays, the grid vectors, and the kept final log-wealth."""
+    k = grid + 1
+    chunk = min(rows, max(1, CHUNK_ELEMENTS // k))
+    return 8.0 * k * (STATE_ARRAYS * chunk + GRID_VECTORS + (2 * rows if keep_wealth else 0))
 
 
-def _check_c(c: Any, owner: str) -> None:
-    if isinstance(c, bool) or not isinstance(c, numbers.Real):
-        raise param_error("c", owner, "a positive number", c, cls=TypeError)
-    if not c > 0 or not np.isfinite(c):
-        raise param_error("c", owner, "a positive number", c)
-
-
-def _options(owner: str, method: str, grid: Any, c: Any, random_state: Any) -> None:
+def _options(
+    owner: str,
+    method: str,
+    grid: Any,
+    c: Any,
+    randomize: Any,
+    random_state: Any,
+    rows: int,
+    keep_wealth: bool = False,
+) -> None:
+    """Check the options shared by every entry point, and that the grid fits in memory."""
     check_choice("method", owner, method, METHODS)
-    if isinstance(grid, bool) or not isinstance(grid, numbers.Integral):
-        raise param_error("grid", owner, "an integer >= 10", grid, cls=TypeError)
-    if grid < 10:
-        raise param_error("grid", owner, "an integer >= 10", grid)
-    _check_c(c, owner)
-    expected = "None, a non-negative integer or a numpy Generator"
-    if random_state is not None and not isinstance(
-        random_state, (numbers.Integral, np.random.Generator)
-    ):
-        got = Described(f"an object of type {type(random_state).__name__}")
-        raise param_error("random_state", owner, expected, got, cls=TypeError)
-    if isinstance(random_state, numbers.Integral) and random_state < 0:
-        raise param_error("random_state", owner, expected, random_state)
+    check_int("grid", owner, grid, low=10)
+    check_real("c", owner, c, low=0, low_open=True)
+    check_bool("randomize", owner, randomize)
+    if random_state is not None and not isinstance(random_state, np.random.Generator):
+        if not hasattr(random_state, "__index__"):
+            expected = "None, a non-negative integer or a numpy Generator"
+            raise param_error(
+                "random_state", owner, expected, describe(random_state), cls=TypeError
+            )
+        check_int("random_state", owner, random_state, low=0)
+    if method in BETTING_METHODS:
+        check_memory("grid", owner, grid, _work_bytes(grid, rows, keep_wealth))
 
 
 def _bounds(bounds: Any, owner: str) -> tuple[float, float]:
-    try:
-        a, b = (float(v) for v in bounds)
-    except (TypeError, ValueError):
-        raise param_error("bounds", owner, "a pair (a, b) of numbers", bounds) from None
-    if not (np.isfinite(a) and np.isfinite(b) and a < b):
-        raise param_error("bounds", owner, "a pair of finite numbers a < b", bounds)
+    pair = check_array("bounds", owner, bounds, shape=(2,))
+    a, b = float(pair[0]), float(pair[1])
+    if not a < b:
+        raise param_error("bounds", owner, "a pair (a, b) with a < b", tuple(bounds))
     return a, b
-
-
-def _binary(X: np.ndarray, method: str, owner: str) -> None:
-    if method == "clopper_pearson" and not np.isin(X, (0.0, 1.0)).all():
-        got = Described("non-binary values")
-        raise param_error("x", owner, "binary (0 or 1) for method 'clopper_pearson'", got)
 
 
 # ---------------------------------------------------------------------------- core
@@ -161,6 +146,27 @@ def _generator(randomize: bool, random_state: RandomState) -> np.random.Generato
 
 
 # ---------------------------------------------------------------------------- public API
+def _one_sided(
+    owner: str,
+    x: Any,
+    delta: Any,
+    method: str,
+    grid: Any,
+    c: Any,
+    randomize: Any,
+    random_state: Any,
+    ndim: int,
+) -> np.ndarray:
+    """Validated lower bounds (R,) of the rows of x (one row when ``ndim`` is 1)."""
+    X = unit_sample("X" if ndim == 2 else "x", owner, x, ndim)
+    X = X[None, :] if ndim == 1 else X
+    delta = _level("delta", owner, delta)
+    _options(owner, method, grid, c, randomize, random_state, X.shape[0])
+    if method == "clopper_pearson":
+        binary_only("X" if ndim == 2 else "x", owner, X)
+    return _lcb(X, delta, method, grid, c, _generator(randomize, random_state))[0]
+
+
 def lower_bound(
     x: Any,
     delta: float = 0.05,
@@ -179,35 +185,61 @@ def lower_bound(
     :math:`\\max(0, \\min\\{m: \\log W_n(m) < \\log(U/\\delta)\\} - 1/G)`; ``randomize`` draws
     :math:`U \\sim \\mathrm{Unif}(0, 1]` from ``random_state`` (else :math:`U = 1`). ``c`` scales
     the variance-safety term :math:`c(m+\\varepsilon)n/(t-1)^2` of ``star`` and ``bets``.
-    Cost O(n G).
+    Cost O(n G) time and O(G) memory; a ``grid`` whose arrays would not fit in memory is refused
+    before any work. NaN or inf in x is refused (ValueError).
     """
-    owner = "lower_bound"
-    X = _sample(x, owner, (1,), (0.0, 1.0))[None, :]
-    delta = _level(delta, owner)
-    _options(owner, method, grid, c, random_state)
-    _binary(X, method, owner)
-    return float(_lcb(X, delta, method, grid, c, _generator(randomize, random_state))[0][0])
+    return float(
+        _one_sided("lower_bound", x, delta, method, grid, c, randomize, random_state, 1)[0]
+    )
 
 
-def upper_bound(x: Any, delta: float = 0.05, method: str = "star", **kw: Any) -> float:
+def upper_bound(
+    x: Any,
+    delta: float = 0.05,
+    method: str = "star",
+    *,
+    grid: int = 10_000,
+    c: float = 1.0,
+    randomize: bool = True,
+    random_state: RandomState = None,
+) -> float:
     """Upper confidence bound :math:`\\mathrm{UCB}(x) = 1 - \\mathrm{LCB}(1 - x)` at level
-    :math:`\\delta`; keywords as :func:`lower_bound`."""
-    X = _sample(x, "upper_bound", (1,), (0.0, 1.0))
-    return 1.0 - lower_bound(1.0 - X, delta, method, **kw)
+    :math:`\\delta`; the arguments are those of :func:`lower_bound`. NaN or inf in x is
+    refused (ValueError)."""
+    owner = "upper_bound"
+    X = unit_sample("x", owner, x, 1)
+    return 1.0 - float(
+        _one_sided(owner, 1.0 - X, delta, method, grid, c, randomize, random_state, 1)[0]
+    )
 
 
 def confidence_interval(
-    x: Any, delta: float = 0.05, method: str = "star", **kw: Any
+    x: Any,
+    delta: float = 0.05,
+    method: str = "star",
+    *,
+    grid: int = 10_000,
+    c: float = 1.0,
+    randomize: bool = True,
+    random_state: RandomState = None,
 ) -> tuple[float, float]:
     """Two-sided interval :math:`[\\mathrm{LCB}_{\\delta/2}, \\mathrm{UCB}_{\\delta/2}]`
-    covering :math:`\\mu` with probability :math:`\\ge 1-\\delta`; keywords as
-    :func:`lower_bound`. ``hedged`` uses WSR's two-sided hedged capital
+    covering :math:`\\mu` with probability :math:`\\ge 1-\\delta` for x (n,) in [0, 1]; the
+    keywords are those of :func:`lower_bound`. ``hedged`` uses WSR's two-sided hedged capital
     :math:`\\max(K^+/2, K^-/2)`, i.e. the one-sided tests at :math:`\\delta/2` with the cap
-    :math:`1/(2m)`."""
-    if np.ndim(x) != 1:
-        got = Described(f"shape {np.shape(x)}")
-        raise param_error("x", "confidence_interval", "a 1-D array", got)
-    lo, hi = _interval("confidence_interval", "delta", x, delta, method, **kw)
+    :math:`1/(2m)`. NaN or inf in x is refused (ValueError)."""
+    lo, hi = _interval(
+        "confidence_interval",
+        "delta",
+        x,
+        delta,
+        method,
+        ndim=1,
+        grid=grid,
+        c=c,
+        randomize=randomize,
+        random_state=random_state,
+    )
     return float(lo), float(hi)
 
 
@@ -224,13 +256,8 @@ def lower_bound_batch(
     """Lower bounds (R,) for the R samples in the rows of X (R, n), vectorised over rows and
     grid (rows chunked so one state array holds at most 2**15 values). Row i equals
     :func:`lower_bound` on ``X[i]`` when the thresholds :math:`U_i` come from the same
-    generator stream (``rng.random(R)``)."""
-    owner = "lower_bound_batch"
-    X = _sample(X, owner, (2,), (0.0, 1.0))
-    delta = _level(delta, owner)
-    _options(owner, method, grid, c, random_state)
-    _binary(X, method, owner)
-    return _lcb(X, delta, method, grid, c, _generator(randomize, random_state))[0]
+    generator stream (``rng.random(R)``). NaN or inf in X is refused (ValueError)."""
+    return _one_sided("lower_bound_batch", X, delta, method, grid, c, randomize, random_state, 2)
 
 
 def betting_ci(
@@ -251,7 +278,7 @@ def betting_ci(
     ``two-sided``: :math:`[\\mathrm{LCB}_{\\alpha/2}, \\mathrm{UCB}_{\\alpha/2}]`; ``greater``:
     :math:`[\\mathrm{LCB}_\\alpha, b]`; ``less``: :math:`[a, \\mathrm{UCB}_\\alpha]`. Data are
     mapped to [0, 1] by :math:`(x-a)/(b-a)` and the bounds mapped back. The lower side's
-    thresholds are drawn before the upper side's.
+    thresholds are drawn before the upper side's. NaN or inf in x is refused (ValueError).
     """
     return _interval(
         "betting_ci",
@@ -259,6 +286,7 @@ def betting_ci(
         x,
         alpha,
         method,
+        ndim=(1, 2),
         alternative=alternative,
         bounds=bounds,
         grid=grid,
@@ -272,24 +300,26 @@ def _interval(
     owner: str,
     level_name: str,
     x: Any,
-    alpha: float,
+    alpha: Any,
     method: str,
     *,
+    ndim: int | tuple[int, ...],
     alternative: str = "two-sided",
-    bounds: tuple[float, float] = (0.0, 1.0),
-    grid: int = 10_000,
-    c: float = 1.0,
-    randomize: bool = True,
-    random_state: RandomState = None,
+    bounds: Any = (0.0, 1.0),
+    grid: Any = 10_000,
+    c: Any = 1.0,
+    randomize: Any = True,
+    random_state: Any = None,
 ) -> tuple[Any, Any]:
     a, b = _bounds(bounds, owner)
-    X = _sample(x, owner, (1, 2), (a, b))
+    X = unit_sample("x", owner, x, ndim, (a, b))
     single = X.ndim == 1
     X = np.atleast_2d(X)
-    alpha = _level(alpha, owner, level_name)
+    alpha = _level(level_name, owner, alpha)
     check_choice("alternative", owner, alternative, ALTERNATIVES)
-    _options(owner, method, grid, c, random_state)
-    _binary(X, method, owner)
+    _options(owner, method, grid, c, randomize, random_state, X.shape[0])
+    if method == "clopper_pearson":
+        binary_only("x", owner, X)
     rng = _generator(randomize, random_state)
     two = alternative == "two-sided"
     level = alpha / 2 if two else alpha
@@ -306,40 +336,42 @@ def _interval(
     return lo, hi
 
 
+def _trace_inputs(owner: str, x: Any, ms: Any, delta: Any, method: str, c: Any):
+    X = unit_sample("x", owner, x, 1)
+    grid = unit_sample("ms", owner, ms, 1)
+    delta = _level("delta", owner, delta)
+    check_choice("method", owner, method, BETTING_METHODS)
+    check_real("c", owner, c, low=0, low_open=True)
+    # the bets and the log-wealth trajectories: two (n + 1) x len(ms) float64 arrays, and the state
+    check_memory("ms", owner, ms, 8.0 * (2 * (X.size + 1) + STATE_ARRAYS) * grid.size)
+    return X, grid, float(np.log(1.0 / delta))
+
+
 def log_wealth(
     x: Any, ms: Any, delta: float = 0.05, method: str = "star", *, c: float = 1.0
 ) -> np.ndarray:
     """Log-wealth trajectories :math:`\\log W_t(m)`, t = 0..n, of the tests of
     :math:`H_0: \\mu \\le m` for each m in ``ms``: shape (n + 1, len(ms)), row 0 is 0.
-    ``method`` is one of the betting methods."""
-    owner = "log_wealth"
-    X = _sample(x, owner, (1,), (0.0, 1.0))
-    grid = _sample(ms, owner, (1,), (0.0, 1.0))
-    delta = _level(delta, owner)
-    check_choice("method", owner, method, BETTING_METHODS)
-    _check_c(c, owner)
-    return trace(X, grid, np.log(1.0 / delta), method, c=c)[1]
+    ``method`` is one of the betting methods. NaN or inf in x or ms is refused (ValueError)."""
+    X, grid, log_inv_delta = _trace_inputs("log_wealth", x, ms, delta, method, c)
+    return trace(X, grid, log_inv_delta, method, c=c)[1]
 
 
 def bet_sequence(
     x: Any, ms: Any, delta: float = 0.05, method: str = "star", *, c: float = 1.0
 ) -> np.ndarray:
     """The bets :math:`\\lambda_t(m)`, t = 1..n, for each m in ``ms``: shape (n, len(ms)).
-    Row t - 1 depends on :math:`x_1..x_{t-1}` only (predictability)."""
-    owner = "bet_sequence"
-    X = _sample(x, owner, (1,), (0.0, 1.0))
-    grid = _sample(ms, owner, (1,), (0.0, 1.0))
-    delta = _level(delta, owner)
-    check_choice("method", owner, method, BETTING_METHODS)
-    _check_c(c, owner)
-    return trace(X, grid, np.log(1.0 / delta), method, c=c)[0]
+    Row t - 1 depends on :math:`x_1..x_{t-1}` only (predictability). NaN or inf in x or ms is
+    refused (ValueError)."""
+    X, grid, log_inv_delta = _trace_inputs("bet_sequence", x, ms, delta, method, c)
+    return trace(X, grid, log_inv_delta, method, c=c)[0]
 
 
 class BettingCI:
     """Estimator of a confidence interval for the mean of data in ``bounds`` (fit/attributes).
 
     Parameters are those of :func:`betting_ci` (``delta`` is the miss probability
-    :math:`\\alpha`). After :meth:`fit`:
+    :math:`\\alpha`); they are checked by :meth:`fit`. After :meth:`fit`:
 
     - ``lower_``, ``upper_``: the bounds (``lower_ = a`` for ``less``, ``upper_ = b`` for
       ``greater``); ``interval_ = (lower_, upper_)``.
@@ -347,6 +379,8 @@ class BettingCI:
     - ``log_wealth_``: (G + 1,) final log-wealth at each candidate mean: of the test of
       :math:`\\mu \\le m` (``greater``), of :math:`\\mu \\ge m` (``less``), the larger of the
       two at :math:`\\delta/2` each (``two-sided``); None for the closed-form methods.
+
+    NaN or inf in the data is refused (ValueError).
 
     >>> import numpy as np
     >>> x = np.random.default_rng(0).beta(2, 5, 200)
@@ -379,11 +413,12 @@ class BettingCI:
         """Compute the interval for the sample x (n,); return self."""
         owner = "BettingCI"
         a, b = _bounds(self.bounds, owner)
-        X = _sample(x, owner, (1,), (a, b))[None, :]
-        delta = _level(self.delta, owner)
+        X = unit_sample("x", owner, x, 1, (a, b))[None, :]
+        delta = _level("delta", owner, self.delta)
         check_choice("alternative", owner, self.alternative, ALTERNATIVES)
-        _options(owner, self.method, self.grid, self.c, self.random_state)
-        _binary(X, self.method, owner)
+        _options(owner, self.method, self.grid, self.c, self.randomize, self.random_state, 1, True)
+        if self.method == "clopper_pearson":
+            binary_only("x", owner, X)
         rng = _generator(self.randomize, self.random_state)
         two = self.alternative == "two-sided"
         level = delta / 2 if two else delta

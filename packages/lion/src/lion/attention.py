@@ -1,4 +1,4 @@
-r"""The LION attention layer: one set of weights, three forms (``set_form``), three decays.
+r"""The LION attention layer: one set of weights, the three forms as backends, three decays.
 
 ``x (B, N, D)`` :math:`\to` ``q = phi(x W_q)``, ``k = phi(x W_k)``, ``v = x W_v`` per head
 (``D = H d``), then LION attention and the output projection. Feature maps and decays:
@@ -11,9 +11,14 @@ r"""The LION attention layer: one set of weights, three forms (``set_form``), th
   :math:`\log\lambda_i=\log\sigma(-(w_h^\top x_i+b_h))` is computed directly, so it never
   underflows to :math:`-\infty`.
 
+The backend is the form (:mod:`lion.ops`): ``"reference"`` the full masked attention,
+``"chunk"`` the chunkwise form, ``"rnn"`` the recurrence, ``"triton"`` the fused chunkwise kernel,
+``"auto"`` Triton where it runs, else chunk. :meth:`LionAttention.set_backend` switches it on the
+same weights.
+
 ``order="snake"``: the mask is applied under the row-wise and the column-wise serpentine orders of
-the patch grid, each with its own decay parameters, and the two masks are averaged (the RNN and
-chunk forms sum the numerators and the denominators of the two orders, which is the same).
+the patch grid, each with its own decay parameters, and the two masks are averaged (the other
+backends sum the numerators and the denominators of the two orders, which is the same).
 """
 
 from __future__ import annotations
@@ -25,42 +30,102 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
-from lion import ops
+from lion.kernels.chunk_triton import tile_size
+from lion.ops import BACKENDS, lion_parts, pick_backend, reference_bytes
 from lion.orders import grid_for, snake_orders
-from paperkit import Described, check_choice, param_error
+from lion.reference import LOG_LAMBDA_MIN, full_parts, mask, normalize, powers
+from paperkit import (
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_real,
+    check_tensor,
+    describe,
+    param_error,
+)
 
-__all__ = ["BACKENDS", "DECAYS", "FORMS", "ORDERS", "LionAttention", "feature_map"]
+__all__ = [
+    "DECAYS",
+    "ORDERS",
+    "LionAttention",
+    "feature_map",
+    "layer_input",
+    "module_input",
+    "phi",
+]
 
 DECAYS = ("lit", "d", "s")
-FORMS = ("attention", "rnn", "chunk")
 ORDERS = ("raster", "snake")
-BACKENDS = ("auto", "reference", "triton")
+Backend = Literal["auto", "reference", "chunk", "rnn", "triton"]
 
 
 def feature_map(x: torch.Tensor, decay: str) -> torch.Tensor:
     r"""LIT: :math:`\mathrm{elu}(x)+1`; D and S: :math:`\mathrm{silu}(x)+0.5`, L2-normalised over
-    the last (head) dimension. Both are positive."""
+    the last (head) dimension. Both are positive.
+
+    Shapes: ``x (..., d) -> (..., d)``. NaN or inf in ``x`` is refused (``ValueError``).
+    """
+    check_tensor("x", "feature_map", x, ndim=range(1, 9))
+    check_choice("decay", "feature_map", decay, DECAYS)
+    return phi(x, decay)
+
+
+def phi(x: torch.Tensor, decay: str) -> torch.Tensor:
+    """:func:`feature_map` on a checked tensor."""
     if decay == "lit":
         return F.elu(x) + 1
     return F.normalize(F.silu(x) + 0.5, dim=-1)
 
 
+def module_input(
+    name: str, owner: str, x: torch.Tensor, weight: torch.Tensor, shape: tuple
+) -> torch.Tensor:
+    """``x`` of ``shape``, finite, of the module's dtype and device (those of ``weight``). Another
+    floating dtype is refused, not cast: cast the module (``.double()``) or the input."""
+    if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != weight.dtype:
+        expected = (
+            f"of the module's dtype {weight.dtype} (cast the module, e.g. .double(), or the "
+            "input; there is no silent cast)"
+        )
+        raise param_error(name, owner, expected, describe(x), cls=TypeError)
+    return check_tensor(name, owner, x, shape=shape, dtype=weight.dtype, device=weight.device)
+
+
+def layer_input(owner: str, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """``x (B, N, D)`` for a layer whose first weight is ``weight (*, D)``: see
+    :func:`module_input`."""
+    return module_input("x", owner, x, weight, ("B", "N", weight.shape[-1]))
+
+
 class LionAttention(nn.Module):
-    r"""LION bidirectional linear attention, ``(B, N, D) -> (B, N, D)``.
+    r"""LION bidirectional linear attention.
+
+    Shapes:
+        x: ``(B, N, D)`` with ``D = dim``, of the layer's dtype and device.
+        returns: ``(B, N, D)``.
 
     Args:
         dim: model width :math:`D`; ``num_heads`` must divide it.
         decay: ``"lit"`` (no decay), ``"d"`` (fixed learned per-head decay) or ``"s"`` (selective).
-        form: ``"attention"`` (full masked, :math:`O(N^2)`), ``"rnn"`` (forward + backward
-            recurrence, :math:`O(d^2)` state) or ``"chunk"`` (chunkwise); switch with
-            :meth:`set_form`, the weights are shared.
-        chunk_size: :math:`C` of the chunk form (>= 1).
-        eps: added to the denominator :math:`A\mathbf 1`.
+        backend: the form, ``"reference"`` (full masked attention, :math:`O(N^2)`), ``"chunk"``,
+            ``"rnn"`` (:math:`O(d^2)` state), ``"triton"`` or ``"auto"``; switch with
+            :meth:`set_backend`, the weights are shared.
+        chunk_size: :math:`C` of ``"chunk"`` and ``"triton"`` (>= 1).
+        eps: added to the denominator :math:`A\mathbf 1` (>= 0).
         order: ``"raster"`` or ``"snake"`` (two serpentine orders of the ``grid`` of patches).
         grid: ``(h, w)`` of the patch grid for ``order="snake"``; ``N`` may be ``h * w`` or
             ``h * w + 1`` (a leading class token keeps its place). None: square.
-        backend: for the chunk form, ``"reference"`` (pure torch), ``"triton"`` (the fused kernel)
-            or ``"auto"`` (Triton on a CUDA device when the shapes suit it, else reference).
+
+    NaN or inf in ``x`` is refused (``ValueError``) on every backend, as is an ``x`` of another
+    dtype or device than the layer's.
+
+    >>> import torch
+    >>> layer = LionAttention(32, 4, decay="s")
+    >>> x = torch.randn(2, 10, 32)
+    >>> y = layer(x)
+    >>> torch.allclose(layer.set_backend("rnn")(x), y, atol=1e-5)
+    True
     """
 
     def __init__(
@@ -69,34 +134,31 @@ class LionAttention(nn.Module):
         num_heads: int,
         *,
         decay: Literal["lit", "d", "s"] = "s",
-        form: Literal["attention", "rnn", "chunk"] = "attention",
+        backend: Backend = "reference",
         chunk_size: int = 64,
         qkv_bias: bool = True,
         eps: float = 1e-6,
         order: Literal["raster", "snake"] = "raster",
         grid: tuple[int, int] | None = None,
-        backend: Literal["auto", "reference", "triton"] = "auto",
     ) -> None:
         super().__init__()
         owner = type(self).__name__
-        for name, value in (("dim", dim), ("num_heads", num_heads)):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise param_error(name, owner, "a positive integer", value)
+        dim = check_int("dim", owner, dim, low=1)
+        num_heads = check_int("num_heads", owner, num_heads, low=1)
         if dim % num_heads:
             raise param_error("dim", owner, f"divisible by num_heads = {num_heads}", dim)
         self.decay = check_choice("decay", owner, decay, DECAYS)
         self.order = check_choice("order", owner, order, ORDERS)
-        self.backend = check_choice("backend", owner, backend, BACKENDS)
-        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-            raise param_error("chunk_size", owner, "an integer >= 1", chunk_size)
-        if not eps >= 0:
-            raise param_error("eps", owner, "a non-negative float", eps)
-        if grid is not None and (len(grid) != 2 or min(grid) < 1):
-            raise param_error("grid", owner, "None or a pair (h, w) of positive integers", grid)
+        self.chunk_size = check_int("chunk_size", owner, chunk_size, low=1)
+        self.eps = check_real("eps", owner, eps, low=0)
+        check_bool("qkv_bias", owner, qkv_bias)
+        if grid is not None:
+            if not isinstance(grid, (tuple, list)) or len(grid) != 2:
+                raise param_error("grid", owner, "None or a pair (h, w)", grid)
+            grid = tuple(check_int("grid", owner, g, low=1) for g in grid)
         self.dim, self.num_heads, self.head_dim = dim, num_heads, dim // num_heads
-        self.chunk_size, self.eps, self.grid = chunk_size, eps, grid
-        self.form = "attention"
-        self.set_form(form)
+        self.grid = grid
+        self.set_backend(backend)
         self.qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)
         self.proj = nn.Linear(dim, dim)
         n_orders = 2 if order == "snake" else 1
@@ -105,15 +167,25 @@ class LionAttention(nn.Module):
         elif decay == "s":
             self.decay_proj = nn.ModuleList(nn.Linear(dim, num_heads) for _ in range(n_orders))
 
-    def set_form(self, form: Literal["attention", "rnn", "chunk"]) -> LionAttention:
-        """Switch between the equivalent forms on the same weights; returns ``self``."""
-        self.form = check_choice("form", type(self).__name__, form, FORMS)
+    def set_backend(self, backend: Backend) -> LionAttention:
+        """Switch between the equivalent forms on the same weights; returns ``self``. Whether the
+        backend can run on the input's device is checked at the call."""
+        owner = type(self).__name__
+        check_choice("backend", owner, backend, ("auto", *BACKENDS))
+        if backend == "triton" and not (tile_size(self.head_dim) and tile_size(self.chunk_size)):
+            expected = (
+                "a backend that fits the layer ('triton' needs a head size dim / num_heads and "
+                f"a chunk_size that are powers of two >= 16; here {self.head_dim} and "
+                f"{self.chunk_size})"
+            )
+            raise param_error("backend", owner, expected, backend)
+        self.backend = backend
         return self
 
     def extra_repr(self) -> str:
         return (
             f"dim={self.dim}, num_heads={self.num_heads}, decay={self.decay!r}, "
-            f"form={self.form!r}, order={self.order!r}, chunk_size={self.chunk_size}"
+            f"backend={self.backend!r}, order={self.order!r}, chunk_size={self.chunk_size}"
         )
 
     def log_decay(self, x: torch.Tensor) -> list[torch.Tensor | None]:
@@ -126,48 +198,43 @@ class LionAttention(nn.Module):
             return [row[None, :, None].expand(B, -1, N) for row in ll]
         return [F.logsigmoid(-proj(x)).transpose(1, 2) for proj in self.decay_proj]
 
-    def _parts(self, q, k, v, ll) -> torch.Tensor:
-        if self.form == "attention":
-            if ll is None:
-                return ops.full_parts(q, k, v, None)
-            if self.decay == "d":  # lambda^|i-j| as integer powers, as in RetNet
-                return ops.full_parts(q, k, v, ops.decay_mask(ll[..., 0], q.shape[2]))
-            return ops.full_parts(q, k, v, ops.lion_mask(ll))
-        if self.form == "rnn":
-            return ops.rnn_parts(q, k, v, ll)
-        if self._use_triton(q):
-            from lion.kernels.chunk_triton import lion_chunk_triton_parts
+    def _parts(self, q, k, v, ll, backend: str) -> torch.Tensor:
+        if ll is not None:
+            ll = ll.clamp(min=LOG_LAMBDA_MIN)
+        if backend != "reference":
+            return lion_parts(q, k, v, ll, backend, self.chunk_size)
+        if ll is None:
+            return full_parts(q, k, v, None)
+        if self.decay == "d":  # lambda^|i-j| as integer powers, as in RetNet
+            return full_parts(q, k, v, powers(ll[..., 0], q.shape[2]))
+        return full_parts(q, k, v, mask(ll))
 
-            return lion_chunk_triton_parts(q, k, v, ll, self.chunk_size)
-        return ops.chunk_parts(q, k, v, ll, self.chunk_size)
-
-    def _use_triton(self, q: torch.Tensor) -> bool:
-        if self.backend == "reference":
-            return False
-        if self.backend == "triton":
-            return True
-        from lion.kernels.chunk_triton import triton_supported
-
-        return q.is_cuda and triton_supported(q, self.chunk_size)
+    def _backend(self, owner: str, x: torch.Tensor) -> str:
+        backend = pick_backend(owner, self.backend, self.head_dim, x.device, self.chunk_size)
+        if backend == "reference":
+            B, N, _ = x.shape
+            nbytes = reference_bytes(B, self.num_heads, N, x.element_size())
+            check_memory("x", owner, x, nbytes * (2 if self.order == "snake" else 1))
+        return backend
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         owner = type(self).__name__
-        if x.dim() != 3 or x.shape[-1] != self.dim:
-            shape = Described(f"a tensor of shape {tuple(x.shape)}")
-            raise param_error("x", owner, f"a 3-D tensor (B, N, {self.dim})", shape)
+        layer_input(owner, x, self.qkv.weight)
+        if self.order == "snake":
+            h, w, prefix = grid_for("x", owner, x.shape[1], self.grid)
+        backend = self._backend(owner, x)
         qkv = rearrange(self.qkv(x), "b n (s h d) -> s b h n d", s=3, h=self.num_heads)
-        q, k, v = feature_map(qkv[0], self.decay), feature_map(qkv[1], self.decay), qkv[2]
+        q, k, v = phi(qkv[0], self.decay), phi(qkv[1], self.decay), qkv[2]
         decays = self.log_decay(x)
         if self.order == "raster":
-            parts = self._parts(q, k, v, decays[0])
+            parts = self._parts(q, k, v, decays[0], backend)
         else:
-            h, w, prefix = grid_for(x.shape[1], self.grid, owner)
             parts = 0
             for perm, ll in zip(snake_orders(h, w, prefix), decays, strict=True):
                 perm = perm.to(x.device)
                 permuted = [t[:, :, perm] for t in (q, k, v)]
-                out = self._parts(*permuted, None if ll is None else ll[..., perm])
+                out = self._parts(*permuted, None if ll is None else ll[..., perm], backend)
                 parts = parts + out[:, :, perm.argsort()]
             parts = parts / 2
-        y = ops.normalize(parts, self.eps)
+        y = normalize(parts, self.eps)
         return self.proj(rearrange(y, "b h n d -> b n (h d)"))

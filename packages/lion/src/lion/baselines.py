@@ -16,31 +16,37 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
-from lion import ops
-from lion.attention import LionAttention
-from paperkit import Described, param_error
+from lion.attention import LionAttention, layer_input
+from lion.reference import full_parts, half_mask
+from paperkit import check_bool, check_int, param_error
 
 __all__ = ["CausalLinearAttention", "SoftmaxAttention"]
 
 
 class SoftmaxAttention(nn.Module):
-    r"""Softmax attention :math:`\mathrm{softmax}(qk^\top/\sqrt d)v` per head,
-    ``(B, N, D) -> (B, N, D)``."""
+    r"""Softmax attention :math:`\mathrm{softmax}(qk^\top/\sqrt d)v` per head.
+
+    Shapes:
+        x: ``(B, N, D)`` with ``D = dim``, of the layer's dtype and device.
+        returns: ``(B, N, D)``.
+
+    NaN or inf in ``x`` is refused (``ValueError``).
+    """
 
     def __init__(self, dim: int, num_heads: int, *, qkv_bias: bool = True) -> None:
         super().__init__()
+        owner = "SoftmaxAttention"
+        dim = check_int("dim", owner, dim, low=1)
+        num_heads = check_int("num_heads", owner, num_heads, low=1)
         if dim % num_heads:
-            raise param_error(
-                "dim", "SoftmaxAttention", f"divisible by num_heads = {num_heads}", dim
-            )
+            raise param_error("dim", owner, f"divisible by num_heads = {num_heads}", dim)
+        check_bool("qkv_bias", owner, qkv_bias)
         self.dim, self.num_heads = dim, num_heads
         self.qkv = nn.Linear(dim, 3 * dim, bias=qkv_bias)
         self.proj = nn.Linear(dim, dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if x.dim() != 3 or x.shape[-1] != self.dim:
-            shape = Described(f"a tensor of shape {tuple(x.shape)}")
-            raise param_error("x", "SoftmaxAttention", f"a 3-D tensor (B, N, {self.dim})", shape)
+        layer_input("SoftmaxAttention", x, self.qkv.weight)
         q, k, v = rearrange(self.qkv(x), "b n (s h d) -> s b h n d", s=3, h=self.num_heads)
         y = F.scaled_dot_product_attention(q, k, v)
         return self.proj(rearrange(y, "b h n d -> b n (h d)"))
@@ -49,7 +55,13 @@ class SoftmaxAttention(nn.Module):
 class CausalLinearAttention(LionAttention):
     r"""Causal decayed normalised linear attention: :math:`A=(qk^\top)\odot M^F`, row-normalised.
 
-    Same parameters as :class:`~lion.LionAttention` (raster order, full form only).
+    Same parameters as :class:`~lion.LionAttention` (raster order, the reference backend only).
+
+    Shapes:
+        x: ``(B, N, D)`` with ``D = dim``, of the layer's dtype and device.
+        returns: ``(B, N, D)``.
+
+    NaN or inf in ``x`` is refused (``ValueError``).
     """
 
     def __init__(
@@ -63,14 +75,14 @@ class CausalLinearAttention(LionAttention):
     ) -> None:
         super().__init__(dim, num_heads, decay=decay, qkv_bias=qkv_bias, eps=eps)
 
-    def set_form(self, form: Literal["attention"]) -> CausalLinearAttention:
-        """Only the full (attention) form is implemented for the causal baseline."""
-        if form != "attention":
-            raise param_error("form", type(self).__name__, "'attention'", form)
-        self.form = form
+    def set_backend(self, backend: Literal["reference"]) -> CausalLinearAttention:
+        """Only the reference (full masked) form is implemented for the causal baseline."""
+        if backend != "reference":
+            raise param_error("backend", type(self).__name__, "'reference'", backend)
+        self.backend = backend
         return self
 
-    def _parts(self, q, k, v, ll) -> torch.Tensor:
+    def _parts(self, q, k, v, ll, backend) -> torch.Tensor:
         if ll is None:
             ll = q.new_zeros(q.shape[:3])
-        return ops.full_parts(q, k, v, ops.forward_mask(ll))
+        return full_parts(q, k, v, half_mask(ll, lower=True))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from paperkit import param_error
+from paperkit import check_int, check_memory, check_real
 
 __all__ = ["bidirectional_copy", "digits_images"]
 
@@ -21,14 +21,16 @@ def digits_images(
     upsample: int = 16, *, test_fraction: float = 0.25, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """``(x_train, y_train, x_test, y_test)``: images ``(n, 1, upsample, upsample)`` float32 in
-    [0, 1] and int64 labels, a stratified split of ``test_fraction`` held out under ``seed``."""
+    [0, 1] and int64 labels, a stratified split of ``test_fraction`` held out under ``seed``.
+    An ``upsample`` whose images would not fit in memory is refused before loading."""
+    owner = "digits_images"
+    upsample = check_int("upsample", owner, upsample, low=8)
+    check_memory("upsample", owner, upsample, 2 * 4 * 1797 * upsample**2)  # images, resized copy
+    check_real("test_fraction", owner, test_fraction, low=0, high=1, low_open=True, high_open=True)
+    seed = check_int("seed", owner, seed, low=0)
     from sklearn.datasets import load_digits
     from sklearn.model_selection import train_test_split
 
-    if isinstance(upsample, bool) or not isinstance(upsample, int) or upsample < 8:
-        raise param_error("upsample", "digits_images", "an integer >= 8", upsample)
-    if not 0 < test_fraction < 1:
-        raise param_error("test_fraction", "digits_images", "in (0, 1)", test_fraction)
     digits = load_digits()
     images = torch.tensor(digits.images, dtype=torch.float32)[:, None] / 16.0
     if upsample != 8:
@@ -47,10 +49,13 @@ def bidirectional_copy(
     n: int, N: int, vocab: int = 8, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
     r"""``n`` sequences of ``N`` tokens and their labels :math:`y_i=(x_{i-1}+x_{i+1})\bmod V`,
-    both ``(n, N)`` int64."""
-    for name, value, low in (("n", n, 1), ("N", N, 2), ("vocab", vocab, 2)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < low:
-            raise param_error(name, "bidirectional_copy", f"an integer >= {low}", value)
+    both ``(n, N)`` int64; ``n`` sequences whose tokens would not fit in memory are refused."""
+    owner = "bidirectional_copy"
+    n = check_int("n", owner, n, low=1)
+    N = check_int("N", owner, N, low=2)
+    vocab = check_int("vocab", owner, vocab, low=2)
+    seed = check_int("seed", owner, seed, low=0)
+    check_memory("n", owner, n, 4 * 8 * n * (N + 2))  # tokens, padded copy, sums, labels
     g = torch.Generator().manual_seed(seed)
     tokens = torch.randint(vocab, (n, N), generator=g)
     padded = F.pad(tokens, (1, 1))

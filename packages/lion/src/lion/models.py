@@ -17,9 +17,10 @@ import torch
 from einops.layers.torch import Rearrange
 from torch import nn
 
-from lion.attention import LionAttention
+from lion.attention import DECAYS, ORDERS, LionAttention, module_input
 from lion.baselines import CausalLinearAttention, SoftmaxAttention
-from paperkit import Described, check_choice, param_error
+from lion.ops import BACKENDS
+from paperkit import Described, check_choice, check_int, check_tensor, describe, param_error
 
 __all__ = [
     "Block",
@@ -65,10 +66,10 @@ class Encoder(nn.Module):
         return self.norm(x)
 
 
-def _set_form(model, form):
+def _set_backend(model, backend):
     for module in model.modules():
         if isinstance(module, LionAttention):
-            module.set_form(form)
+            module.set_backend(backend)
     return model
 
 
@@ -88,6 +89,7 @@ class _ViT(nn.Module):
         num_classes: int,
         dim: int,
         depth: int,
+        heads: int,
         pool: str,
         make_attention: Callable[[tuple[int, int]], nn.Module],
     ) -> None:
@@ -100,9 +102,11 @@ class _ViT(nn.Module):
             ("num_classes", num_classes),
             ("dim", dim),
             ("depth", depth),
+            ("heads", heads),
         ):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise param_error(name, owner, "a positive integer", value)
+            check_int(name, owner, value, low=1)
+        if dim % heads:
+            raise param_error("heads", owner, f"a divisor of dim = {dim}", heads)
         if img_size % patch_size:
             raise param_error(
                 "patch_size", owner, f"a divisor of img_size = {img_size}", patch_size
@@ -126,11 +130,10 @@ class _ViT(nn.Module):
             nn.init.trunc_normal_(self.cls_token, std=0.02)
 
     def forward(self, images: torch.Tensor) -> torch.Tensor:
-        """``(B, in_chans, img_size, img_size)`` images to ``(B, num_classes)`` logits."""
-        expected = (self.in_chans, self.img_size, self.img_size)
-        if images.dim() != 4 or tuple(images.shape[1:]) != expected:
-            shape = Described(f"a tensor of shape {tuple(images.shape)}")
-            raise param_error("images", type(self).__name__, f"of shape (B, *{expected})", shape)
+        """``(B, in_chans, img_size, img_size)`` images, of the model's dtype and device, to
+        ``(B, num_classes)`` logits. NaN or inf in the images is refused."""
+        shape = ("B", self.in_chans, self.img_size, self.img_size)
+        module_input("images", type(self).__name__, images, self.head.weight, shape)
         x = self.patch_embed(images)
         if self.cls_token is not None:
             x = torch.cat([self.cls_token.expand(x.shape[0], -1, -1), x], dim=1)
@@ -141,8 +144,14 @@ class _ViT(nn.Module):
 class LionViT(_ViT):
     """ViT with LION attention (``decay`` "lit"/"d"/"s", ``order`` "raster"/"snake").
 
-    ``form``, ``chunk_size`` and ``backend`` are passed to every :class:`~lion.LionAttention`;
-    :meth:`set_form` switches all layers at once on the same weights.
+    ``backend`` (the form, see :class:`~lion.LionAttention`) and ``chunk_size`` are passed to
+    every LION layer; :meth:`set_backend` switches all layers at once on the same weights.
+
+    Shapes:
+        images: ``(B, in_chans, img_size, img_size)``, of the model's dtype and device.
+        returns: ``(B, num_classes)`` logits.
+
+    NaN or inf in the images is refused (``ValueError``).
     """
 
     def __init__(
@@ -158,31 +167,42 @@ class LionViT(_ViT):
         order: Literal["raster", "snake"] = "raster",
         pool: Literal["mean", "cls"] = "mean",
         *,
-        form: Literal["attention", "rnn", "chunk"] = "attention",
+        backend: Literal["auto", "reference", "chunk", "rnn", "triton"] = "reference",
         chunk_size: int = 64,
-        backend: Literal["auto", "reference", "triton"] = "auto",
     ) -> None:
+        check_choice("decay", "LionViT", decay, DECAYS)
+        check_choice("order", "LionViT", order, ORDERS)
+        check_choice("backend", "LionViT", backend, ("auto", *BACKENDS))
+
         def make(grid):
             return LionAttention(
                 dim,
                 heads,
                 decay=decay,
-                form=form,
+                backend=backend,
                 chunk_size=chunk_size,
                 order=order,
                 grid=grid,
-                backend=backend,
             )
 
-        super().__init__(img_size, patch_size, in_chans, num_classes, dim, depth, pool, make)
+        super().__init__(img_size, patch_size, in_chans, num_classes, dim, depth, heads, pool, make)
 
-    def set_form(self, form: Literal["attention", "rnn", "chunk"]) -> LionViT:
-        """Switch every LION layer to ``form``; returns ``self``."""
-        return _set_form(self, form)
+    def set_backend(
+        self, backend: Literal["auto", "reference", "chunk", "rnn", "triton"]
+    ) -> LionViT:
+        """Switch every LION layer to ``backend``; returns ``self``."""
+        return _set_backend(self, backend)
 
 
 class SoftmaxViT(_ViT):
-    """The same ViT with softmax attention (the DeiT baseline)."""
+    """The same ViT with softmax attention (the DeiT baseline).
+
+    Shapes:
+        images: ``(B, in_chans, img_size, img_size)``, of the model's dtype and device.
+        returns: ``(B, num_classes)`` logits.
+
+    NaN or inf in the images is refused (``ValueError``).
+    """
 
     def __init__(
         self,
@@ -202,13 +222,21 @@ class SoftmaxViT(_ViT):
             num_classes,
             dim,
             depth,
+            heads,
             pool,
             lambda grid: SoftmaxAttention(dim, heads),
         )
 
 
 class CausalLinearViT(_ViT):
-    """The same ViT with causal decayed linear attention (forward mask only)."""
+    """The same ViT with causal decayed linear attention (forward mask only).
+
+    Shapes:
+        images: ``(B, in_chans, img_size, img_size)``, of the model's dtype and device.
+        returns: ``(B, num_classes)`` logits.
+
+    NaN or inf in the images is refused (``ValueError``).
+    """
 
     def __init__(
         self,
@@ -222,6 +250,7 @@ class CausalLinearViT(_ViT):
         decay: Literal["lit", "d", "s"] = "s",
         pool: Literal["mean", "cls"] = "mean",
     ) -> None:
+        check_choice("decay", "CausalLinearViT", decay, DECAYS)
         super().__init__(
             img_size,
             patch_size,
@@ -229,6 +258,7 @@ class CausalLinearViT(_ViT):
             num_classes,
             dim,
             depth,
+            heads,
             pool,
             lambda grid: CausalLinearAttention(dim, heads, decay=decay),
         )
@@ -257,6 +287,13 @@ class SequenceTagger(nn.Module):
     token-level tasks such as :func:`lion.data.bidirectional_copy`.
 
     ``attention``: ``"lion"`` (with ``decay``), ``"softmax"`` or ``"causal"`` (with ``decay``).
+
+    Shapes:
+        tokens: ``(B, N)`` integer ids in ``[0, vocab)``, ``N <= max_len``.
+        returns: ``(B, N, num_classes)`` logits.
+
+    Ids outside ``[0, vocab)`` are refused (``ValueError``) instead of indexing out of the
+    embedding table.
     """
 
     def __init__(
@@ -272,7 +309,19 @@ class SequenceTagger(nn.Module):
     ) -> None:
         super().__init__()
         owner = type(self).__name__
+        for name, value in (
+            ("vocab", vocab),
+            ("num_classes", num_classes),
+            ("max_len", max_len),
+            ("dim", dim),
+            ("depth", depth),
+            ("heads", heads),
+        ):
+            check_int(name, owner, value, low=1)
         self.attention = check_choice("attention", owner, attention, ATTENTIONS)
+        check_choice("decay", owner, decay, DECAYS)
+        if dim % heads:
+            raise param_error("heads", owner, f"a divisor of dim = {dim}", heads)
         if attention == "lion":
 
             def make():
@@ -286,7 +335,7 @@ class SequenceTagger(nn.Module):
             def make():
                 return CausalLinearAttention(dim, heads, decay=decay)
 
-        self.max_len = max_len
+        self.max_len, self.vocab = max_len, vocab
         self.embed = nn.Embedding(vocab, dim)
         self.pos_embed = nn.Parameter(torch.zeros(1, max_len, dim))
         self.encoder = Encoder(dim, depth, make)
@@ -295,14 +344,23 @@ class SequenceTagger(nn.Module):
         nn.init.trunc_normal_(self.pos_embed, std=0.02)
 
     def forward(self, tokens: torch.Tensor) -> torch.Tensor:
-        """``(B, N)`` token ids, ``N <= max_len``, to ``(B, N, num_classes)`` logits."""
-        if tokens.dim() != 2 or tokens.shape[1] > self.max_len:
-            shape = Described(f"a tensor of shape {tuple(tokens.shape)}")
-            expected = f"a 2-D tensor (B, N) with N <= {self.max_len}"
-            raise param_error("tokens", type(self).__name__, expected, shape)
+        """``(B, N)`` token ids in ``[0, vocab)``, ``N <= max_len``, to ``(B, N, num_classes)``
+        logits."""
+        owner = type(self).__name__
+        device = self.embed.weight.device
+        check_tensor("tokens", owner, tokens, shape=("B", "N"), dtype="int", device=device)
+        if tokens.shape[1] > self.max_len:
+            expected = f"of shape (B, N) with N <= max_len = {self.max_len}"
+            raise param_error("tokens", owner, expected, describe(tokens))
+        if bool(((tokens < 0) | (tokens >= self.vocab)).any()):
+            low, high = int(tokens.min()), int(tokens.max())
+            expected = f"token ids in [0, {self.vocab}) (vocab = {self.vocab})"
+            raise param_error("tokens", owner, expected, Described(f"ids in [{low}, {high}]"))
         x = self.embed(tokens) + self.pos_embed[:, : tokens.shape[1]]
         return self.head(self.encoder(x))
 
-    def set_form(self, form: Literal["attention", "rnn", "chunk"]) -> SequenceTagger:
-        """Switch every LION layer to ``form``; returns ``self``."""
-        return _set_form(self, form)
+    def set_backend(
+        self, backend: Literal["auto", "reference", "chunk", "rnn", "triton"]
+    ) -> SequenceTagger:
+        """Switch every LION layer to ``backend``; returns ``self``."""
+        return _set_backend(self, backend)

@@ -11,13 +11,15 @@ strong, expensive models. It is split across models by weights w (normalised to 
 - ``"random"``: 100 splits with w_i ~ U(5, 30).
 
 perf_i and cost_i are model averages over the historical table.
+
+NaN policy: NaN or inf in the costs, the model averages or the totals is refused (``ValueError``).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from paperkit import check_choice, param_error
+from paperkit import check_array, check_choice, check_real, describe, param_error
 
 __all__ = ["STRATEGIES", "split_budget", "total_budget"]
 
@@ -25,10 +27,14 @@ STRATEGIES = ("weighted", "cost", "perf", "uniform", "extreme", "random")
 
 
 def total_budget(stream_g: np.ndarray, factor: float = 1.0) -> float:
-    """``factor × min_i Σ_j g_ij`` over the stream's true costs."""
-    if not factor > 0:
-        raise param_error("factor", "total_budget", "positive", factor)
-    return float(factor * np.asarray(stream_g, dtype=np.float64).sum(axis=0).min())
+    """``factor × min_i Σ_j g_ij`` over the stream's true costs ``stream_g`` (N, M), non-negative
+    and finite; ``factor`` > 0 and finite."""
+    owner = "total_budget"
+    stream_g = check_array("stream_g", owner, stream_g, ndim=2)
+    if (stream_g < 0).any():
+        raise param_error("stream_g", owner, "non-negative costs", describe(stream_g))
+    factor = check_real("factor", owner, factor, low=0, low_open=True)
+    return float(factor * stream_g.astype(np.float64).sum(axis=0).min())
 
 
 def split_budget(
@@ -38,15 +44,22 @@ def split_budget(
     strategy: str = "weighted",
     rng: np.random.Generator | None = None,
 ) -> np.ndarray | list[np.ndarray]:
-    """Budgets (M,) summing to ``total`` — a list of such splits for "extreme" and "random"."""
-    check_choice("strategy", "split_budget", strategy, STRATEGIES)
-    if not total > 0:
-        raise param_error("total", "split_budget", "positive", total)
-    perf, cost = np.asarray(perf, dtype=np.float64), np.asarray(cost, dtype=np.float64)
-    if perf.shape != cost.shape or perf.ndim != 1 or not (cost > 0).all() or (perf < 0).any():
-        raise param_error(
-            "cost", "split_budget", "positive, one per model like perf", f"{cost} vs {perf}"
-        )
+    """Budgets (M,) summing to ``total`` — a list of such splits for "extreme" and "random".
+
+    ``total`` > 0 and finite; ``perf`` (M,) non-negative and ``cost`` (M,) positive model
+    averages; ``rng`` a numpy Generator (default: seeded with 0) for "random"."""
+    owner = "split_budget"
+    total = check_real("total", owner, total, low=0, low_open=True)
+    dims: dict = {}
+    perf = check_array("perf", owner, perf, shape=("M",), dims=dims).astype(np.float64)
+    cost = check_array("cost", owner, cost, shape=("M",), dims=dims).astype(np.float64)
+    if (perf < 0).any():
+        raise param_error("perf", owner, "non-negative", describe(perf))
+    if not (cost > 0).all():
+        raise param_error("cost", owner, "positive", describe(cost))
+    check_choice("strategy", owner, strategy, STRATEGIES)
+    if rng is not None and not isinstance(rng, np.random.Generator):
+        raise param_error("rng", owner, "None or a numpy Generator", describe(rng), cls=TypeError)
     M = len(perf)
     efficiency = np.sqrt(perf / cost)
     if strategy == "extreme":
@@ -66,4 +79,6 @@ def split_budget(
         "perf": perf,
         "uniform": np.ones(M),
     }[strategy]
+    if not w.sum() > 0:  # "weighted" and "perf" weigh by perf: all zero leaves nothing to split by
+        raise param_error("perf", owner, f"not all zero for strategy {strategy!r}", describe(perf))
     return total * w / w.sum()

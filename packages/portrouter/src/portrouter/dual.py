@@ -13,43 +13,52 @@ the first L = ⌈εN⌉ queries, whose share of the budgets is ε B, and estimat
 β_j ≥ 0 of the exact dual: a query may be left unserved). F is convex and piecewise linear, so
 the default solver is the exact LP in (γ, β) by HiGHS; ``"lbfgsb"`` is the paper code's
 L-BFGS-B from γ0 = 1/M (a smooth-method on a kinked function: it may stop short of the minimum).
+
+NaN policy: NaN or inf in the estimates, the budgets or the prices is refused (``ValueError``);
+budgets must be finite (an infinite budget has no price to learn).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy import optimize, sparse
 
-from paperkit import Described, check_choice, param_error
-from portrouter.features import check_table
+from paperkit import check_array, check_bool, check_choice, check_real, describe, param_error
 
-__all__ = ["dual_objective", "resolve_alpha", "solve_dual"]
+__all__ = ["SOLVERS", "dual_objective", "optimal_prices", "resolve_alpha", "solve_dual"]
+
+#: The solvers of the one-time optimisation.
+SOLVERS = ("lp", "lbfgsb")
 
 
-def _check(d_hat, g_hat, budgets, eps, owner):
-    d_hat = check_table(d_hat, "d_hat", owner)
-    g_hat = check_table(g_hat, "g_hat", owner, d_hat.shape[1])
-    if len(g_hat) != len(d_hat):
-        raise param_error("g_hat", owner, f"{len(d_hat)} rows like d_hat", len(g_hat))
-    budgets = np.asarray(budgets, dtype=np.float64)
-    if budgets.shape != (d_hat.shape[1],) or not np.all(budgets >= 0):
-        raise param_error(
-            "budgets", owner, f"{d_hat.shape[1]} non-negative numbers", Described(str(budgets))
-        )
-    if not 0 < eps <= 1:
-        raise param_error("eps", owner, "in (0, 1]", eps)
-    return d_hat, g_hat, budgets
+def _estimates(owner: str, d_hat: Any, g_hat: Any, dims: dict) -> tuple[np.ndarray, np.ndarray]:
+    d_hat = check_array("d_hat", owner, d_hat, shape=("L", "M"), dims=dims)
+    g_hat = check_array("g_hat", owner, g_hat, shape=("L", "M"), dims=dims)
+    return d_hat.astype(np.float64), g_hat.astype(np.float64)
+
+
+def _budgets(owner: str, budgets: Any, dims: dict) -> np.ndarray:
+    budgets = check_array("budgets", owner, budgets, shape=("M",), dims=dims)
+    if (budgets < 0).any():
+        raise param_error("budgets", owner, "non-negative", describe(budgets))
+    return budgets.astype(np.float64)
+
+
+def _alpha(owner: str, alpha: Any, d_hat: np.ndarray, g_hat: np.ndarray) -> float:
+    if isinstance(alpha, str):
+        check_choice("alpha", owner, alpha, ("auto",))
+        med_d = float(np.median(d_hat))
+        return float(np.median(g_hat)) / (med_d if med_d > 0 else float(np.mean(d_hat)) or 1.0)
+    return check_real("alpha", owner, alpha, low=0, low_open=True)
 
 
 def resolve_alpha(alpha: float | str, d_hat: np.ndarray, g_hat: np.ndarray) -> float:
-    """α as given, or ``"auto"``: median(ĝ) / median(d̂), which puts quality in cost units."""
-    if isinstance(alpha, str):
-        check_choice("alpha", "resolve_alpha", alpha, ("auto",))
-        med_d = float(np.median(d_hat))
-        return float(np.median(g_hat)) / (med_d if med_d > 0 else float(np.mean(d_hat)) or 1.0)
-    if not alpha > 0:
-        raise param_error("alpha", "resolve_alpha", "positive or 'auto'", alpha)
-    return float(alpha)
+    """α as given (a positive real), or ``"auto"``: median(ĝ) / median(d̂), which puts quality in
+    cost units. ``d_hat`` and ``g_hat`` are the (L, M) estimates; NaN or inf is refused."""
+    d_hat, g_hat = _estimates("resolve_alpha", d_hat, g_hat, {})
+    return _alpha("resolve_alpha", alpha, d_hat, g_hat)
 
 
 def dual_objective(
@@ -61,9 +70,22 @@ def dual_objective(
     alpha: float,
     allow_skip: bool = False,
 ) -> float:
-    """F(γ) = ε γ·B + Σ_j max_i (α d̂_ij − γ_i ĝ_ij)  (inner max with 0 if ``allow_skip``)."""
-    d_hat, g_hat, budgets = _check(d_hat, g_hat, budgets, eps, "dual_objective")
-    gamma = np.asarray(gamma, dtype=np.float64)
+    """F(γ) = ε γ·B + Σ_j max_i (α d̂_ij − γ_i ĝ_ij)  (inner max with 0 if ``allow_skip``).
+
+    ``gamma`` (M,), ``d_hat`` and ``g_hat`` (L, M), ``budgets`` (M,) non-negative, ε in (0, 1],
+    α > 0. NaN or inf in any of them is refused."""
+    owner = "dual_objective"
+    dims: dict = {}
+    d_hat, g_hat = _estimates(owner, d_hat, g_hat, dims)
+    budgets = _budgets(owner, budgets, dims)
+    gamma = check_array("gamma", owner, gamma, shape=("M",), dims=dims).astype(np.float64)
+    eps = check_real("eps", owner, eps, low=0, high=1, low_open=True)
+    alpha = check_real("alpha", owner, alpha, low=0, low_open=True)
+    check_bool("allow_skip", owner, allow_skip)
+    return _objective(gamma, d_hat, g_hat, budgets, eps, alpha, allow_skip)
+
+
+def _objective(gamma, d_hat, g_hat, budgets, eps, alpha, allow_skip) -> float:
     scores = alpha * d_hat - gamma[None, :] * g_hat
     best = scores.max(axis=1)
     if allow_skip:
@@ -103,15 +125,34 @@ def solve_dual(
     solver: str = "lp",
     allow_skip: bool = False,
 ) -> np.ndarray:
-    """γ* ∈ [0, 1]^M minimising F (see the module docstring)."""
-    check_choice("solver", "solve_dual", solver, ("lp", "lbfgsb"))
-    d_hat, g_hat, budgets = _check(d_hat, g_hat, budgets, eps, "solve_dual")
-    alpha = resolve_alpha(alpha, d_hat, g_hat)
+    """γ* ∈ [0, 1]^M minimising F (see the module docstring) for the (L, M) estimates, budgets
+    (M,) finite and non-negative, ε in (0, 1], α > 0 or ``"auto"``. NaN or inf is refused."""
+    owner = "solve_dual"
+    dims: dict = {}
+    d_hat, g_hat = _estimates(owner, d_hat, g_hat, dims)
+    budgets = _budgets(owner, budgets, dims)
+    eps = check_real("eps", owner, eps, low=0, high=1, low_open=True)
+    alpha = _alpha(owner, alpha, d_hat, g_hat)
+    check_choice("solver", owner, solver, SOLVERS)
+    check_bool("allow_skip", owner, allow_skip)
+    return optimal_prices(d_hat, g_hat, budgets, eps, alpha, solver, allow_skip)
+
+
+def optimal_prices(
+    d_hat: np.ndarray,
+    g_hat: np.ndarray,
+    budgets: np.ndarray,
+    eps: float,
+    alpha: float,
+    solver: str,
+    allow_skip: bool,
+) -> np.ndarray:
+    """:func:`solve_dual` on validated inputs and a resolved α (the router's learning phase)."""
     if solver == "lp":
         return np.clip(_solve_lp(d_hat, g_hat, budgets, eps, alpha, allow_skip), 0.0, 1.0)
     M = d_hat.shape[1]
     res = optimize.minimize(
-        dual_objective,
+        _objective,
         np.full(M, 1.0 / M),
         args=(d_hat, g_hat, budgets, eps, alpha, allow_skip),
         method="L-BFGS-B",

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from paperkit import figure, print_table, progress, save_figure
+from paperkit import Claim, Report, figure, print_table, progress, save_figure
 from portrouter.ann import ANNIndex, recall_at_k
 from portrouter.baselines import (
     batch_split_router,
@@ -36,7 +36,7 @@ from portrouter.router import PORTRouter
 from portrouter.serving import simulate_serving
 from portrouter.synthetic import RouterData, SyntheticRouterBench
 
-__all__ = ["compare", "hnsw_recall", "reproduce"]
+__all__ = ["claims", "compare", "hnsw_recall", "reproduce"]
 
 ONLINE = (
     "Random",
@@ -49,6 +49,8 @@ ONLINE = (
     "Predictor-Cost",
 )
 PAPER_GAINS = {"Perf": 3.55, "PPC": 1.85, "Throughput": 4.25}  # mean over baselines, 3 benchmarks
+#: PORT's share of Offline-Approx-Opt's performance at which "near the offline optimum" is held.
+NEAR_OPTIMUM = 0.9
 
 
 def compare(
@@ -98,6 +100,8 @@ def compare(
             res = simulate_serving(router, d, g, emb, budgets)
             if name == "PORT":
                 extra["gamma"], extra["alpha"] = router.gamma, router.alpha_
+                extra["n_learn"] = router.n_learn
+                extra["n_optimisations"] = router.n_optimisations
         else:
             tic = time.perf_counter()
             if name == "Offline-Opt":
@@ -168,6 +172,60 @@ def _plot(main: dict, volume: list[dict], deploy: list[dict], out: Path) -> Path
     return save_figure(fig, out / "portrouter.png")
 
 
+def claims(main: dict[str, Any], gains: dict[str, dict[str, float]], n_optim: int) -> list[Claim]:
+    """The paper's claims, each with the verdict its rule gives on this run's numbers."""
+    rows = main["rows"]
+    online = [m for m in ONLINE if m in rows]
+    beaten = [m for m in online if rows["PORT"]["Perf"] > rows[m]["Perf"]]
+    above = [m for m in online if m not in beaten]
+    port = gains["PORT"]
+    share = rows["PORT"]["Perf"] / rows["Offline-Approx-Opt"]["Perf"]
+    skip = rows["PORT+skip"]["Perf"] / rows["Offline-Approx-Opt"]["Perf"]
+    return [
+        Claim(
+            "PORT has the highest performance of the online routing methods",
+            paper="main results table: PORT above every online baseline on RouterBench, SPROUT "
+            "and Open LLM Leaderboard v2",
+            measured=f"PORT's Perf {rows['PORT']['Perf']:.0f} above {len(beaten)} of "
+            f"{len(online)} online baselines; below: "
+            + (", ".join(f"{m} ({rows[m]['Perf']:.0f})" for m in above) or "none"),
+            verdict="held"
+            if not above
+            else ("partly" if len(beaten) >= len(online) / 2 else "not held"),
+            why="compared on the same stream, budgets and history (synthetic outcomes on real "
+            "query strings); PORT+skip: " + f"{rows['PORT+skip']['Perf']:.0f}",
+        ),
+        Claim(
+            "PORT improves on the online baselines by 3.55x in performance, 1.85x in cost "
+            "efficiency and 4.25x in throughput on average",
+            paper="average improvement over the baselines and three benchmarks: "
+            + ", ".join(f"{k} {v}x" for k, v in PAPER_GAINS.items()),
+            measured=", ".join(f"{k} {v:.2f}x" for k, v in port.items()),
+            verdict="held"
+            if all(port[k] >= PAPER_GAINS[k] for k in PAPER_GAINS)
+            else ("partly" if all(v > 1 for v in port.values()) else "not held"),
+            why="mean over the online baselines of PORT's metric over theirs; held when every "
+            "gain reaches the paper's, partly when every gain is above 1",
+        ),
+        Claim(
+            "PORT's online performance comes near the offline optimum on the same estimates",
+            paper="(1 - o(1))-competitive under random-order arrival with budgets large relative "
+            "to single costs",
+            measured=f"PORT {share:.2f}, PORT+skip {skip:.2f} of Offline-Approx-Opt's Perf",
+            verdict="held" if share >= NEAR_OPTIMUM else "not held",
+            why=f"held at >= {NEAR_OPTIMUM:.0%} of Offline-Approx-Opt; the learning phase is "
+            f"ceil(eps N) = {main['n_learn']} queries for {len(main['budgets'])} prices",
+        ),
+        Claim(
+            "PORT solves its optimisation once and trains no predictor",
+            paper="one-time dual optimisation over the first eps N queries; training-free",
+            measured=f"{n_optim} dual solve(s) over the stream",
+            verdict="held" if n_optim == 1 else "not held",
+            why="counted by the router (n_optimisations)",
+        ),
+    ]
+
+
 def reproduce(
     *,
     quick: bool = False,
@@ -176,7 +234,7 @@ def reproduce(
     n_history: int | None = None,
     n_test: int | None = None,
     embedder=None,
-) -> dict[str, Any]:
+) -> Report:
     """Build the benchmark (embeddings cached), compare the methods, run the sweeps, plot.
 
     ``n_history``/``n_test`` override the sizes and ``embedder`` the sentence encoder (smoke tests).
@@ -200,17 +258,13 @@ def reproduce(
         }
         for v in variants
     }
-    print_table(
-        [
-            {"metric": k, **{v: gains[v][k] for v in variants}, "paper (PORT)": PAPER_GAINS[k]}
-            for k in PAPER_GAINS
-        ],
-        title="gain over the online baselines (mean of ratios)",
-    )
-    print_table(
-        [{"ratio": k, **{v: ratios[v][k] for v in variants}} for k in ratios["PORT"]],
-        title="against the offline optima",
-    )
+    gains_table = [
+        {"metric": k, **{v: gains[v][k] for v in variants}, "paper (PORT)": PAPER_GAINS[k]}
+        for k in PAPER_GAINS
+    ]
+    print_table(gains_table, title="gain over the online baselines (mean of ratios)")
+    ratios_table = [{"ratio": k, **{v: ratios[v][k] for v in variants}} for k in ratios["PORT"]]
+    print_table(ratios_table, title="against the offline optima")
     sizes = [n_test // 4, n_test // 2, n_test] if quick else [2000, 4000, 6000, 8000]
     sizes = [s for s in sizes if s <= n_test]
     fast = (
@@ -238,16 +292,47 @@ def reproduce(
                     **compare(data.subset(subset), seed=seed, methods=fast, predictors=False),
                 }
             )
-    _plot(main, volume, deploy, out)
-    return {
-        "n_history": n_history,
-        "n_test": n_test,
-        "embed_seconds": data.embed_seconds,
-        "hnsw_recall_at_5": recall,
-        "main": main,
-        "gains": gains,
-        "paper_gains": PAPER_GAINS,
-        "ratios": ratios,
-        "volume": volume,
-        "deployment": deploy,
-    }
+    figure_path = _plot(main, volume, deploy, out)
+    return Report(
+        claims=claims(main, gains, main["n_optimisations"]),
+        tables={
+            "methods": rows,
+            "gains": gains_table,
+            "offline ratios": ratios_table,
+            "volume sweep": _sweep_table(volume, "N"),
+            **({"deployment sweep": _sweep_table(deploy, "M")} if deploy else {}),
+        },
+        figures=[figure_path],
+        settings={
+            "n_history": n_history,
+            "n_test": n_test,
+            "n_models": len(data.models),
+            "k": 5,
+            "eps": 0.025,
+            "alpha": 1e-4,
+            "split": "weighted",
+            "budget_factor": 1.0,
+            "segment": 256,
+            "volume_sizes": sizes,
+            "deployment_sizes": [d["M"] for d in deploy],
+            "embedder": "all-MiniLM-L6-v2"
+            if embedder is None
+            else getattr(embedder, "__name__", type(embedder).__name__),
+            "quick": quick,
+            "seed": seed,
+        },
+        data={
+            "embed_seconds": data.embed_seconds,
+            "hnsw_recall_at_5": recall,
+            "main": main,
+            "gains": gains,
+            "ratios": ratios,
+            "volume": volume,
+            "deployment": deploy,
+        },
+    )
+
+
+def _sweep_table(sweep: list[dict[str, Any]], key: str) -> list[dict[str, Any]]:
+    """Performance per method at each point of a sweep (one row per N or M)."""
+    return [{key: s[key], **{m: r["Perf"] for m, r in s["rows"].items()}} for s in sweep]

@@ -9,6 +9,9 @@ goes to
 
 Budgets are enforced where the queries are served (:func:`portrouter.serving.simulate_serving`):
 a model whose budget cannot cover the query's true cost loses the query.
+
+NaN policy: NaN or inf in the history, the budgets or the query embeddings is refused
+(``ValueError``); budgets must be finite and positive.
 """
 
 from __future__ import annotations
@@ -17,10 +20,18 @@ import math
 
 import numpy as np
 
-from paperkit import param_error
-from portrouter.ann import ANNIndex
-from portrouter.dual import resolve_alpha, solve_dual
-from portrouter.features import check_table, estimate_features
+from paperkit import (
+    check_array,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    describe,
+    param_error,
+)
+from portrouter.ann import ANNIndex, embeddings
+from portrouter.dual import SOLVERS, optimal_prices, resolve_alpha
+from portrouter.features import history, neighbour_index, neighbour_means
 
 __all__ = ["PORTRouter"]
 
@@ -49,25 +60,26 @@ class PORTRouter:
         allow_skip: bool = False,
         seed: int = 0,
     ) -> None:
-        self.hist_d = check_table(hist_d, "hist_d", "PORTRouter")
-        self.hist_g = check_table(hist_g, "hist_g", "PORTRouter", self.hist_d.shape[1])
-        if (self.hist_g < 0).any():
-            raise param_error("hist_g", "PORTRouter", "non-negative costs", "negative entries")
+        owner = "PORTRouter"
+        self.index = neighbour_index("index", owner, index)
+        dims: dict = {}
+        self.hist_d, self.hist_g = history(owner, hist_d, hist_g, self.index, dims)
         self.M = self.hist_d.shape[1]
-        self.budgets = np.asarray(budgets, dtype=np.float64)
-        if self.budgets.shape != (self.M,) or not (self.budgets > 0).all():
-            raise param_error("budgets", "PORTRouter", f"{self.M} positive numbers", budgets)
-        if not 0 < eps < 1:
-            raise param_error("eps", "PORTRouter", "in (0, 1)", eps)
-        if int(n_queries) < 1:
-            raise param_error("n_queries", "PORTRouter", "a positive integer", n_queries)
-        if index.k > len(index):
-            raise param_error("k", "PORTRouter", f"at most the history size {len(index)}", index.k)
+        self.budgets = check_array("budgets", owner, budgets, shape=("M",), dims=dims)
+        if not (self.budgets > 0).all():
+            raise param_error("budgets", owner, "positive", describe(self.budgets))
+        self.budgets = self.budgets.astype(np.float64)
+        self.n_queries = check_int("n_queries", owner, n_queries, low=1)
+        self.eps = check_real("eps", owner, eps, low=0, high=1, low_open=True, high_open=True)
         if isinstance(alpha, str):
-            resolve_alpha(alpha, np.ones(1), np.ones(1))  # validates the name
-        self.index, self.eps, self.alpha, self.solver = index, float(eps), alpha, solver
-        self.allow_skip = allow_skip
-        self.n_queries, self.n_learn = int(n_queries), math.ceil(eps * n_queries)
+            check_choice("alpha", owner, alpha, ("auto",))
+        else:
+            alpha = check_real("alpha", owner, alpha, low=0, low_open=True)
+        self.alpha = alpha
+        self.solver = check_choice("solver", owner, solver, SOLVERS)
+        self.allow_skip = check_bool("allow_skip", owner, allow_skip)
+        seed = check_int("seed", owner, seed, low=0)
+        self.n_learn = math.ceil(self.eps * self.n_queries)
         self.rng = np.random.default_rng(seed)
         self._seen_d, self._seen_g = [], []
         self.n_seen, self.n_optimisations = 0, 0
@@ -77,14 +89,16 @@ class PORTRouter:
     def _optimise(self) -> None:
         d_hat, g_hat = np.concatenate(self._seen_d), np.concatenate(self._seen_g)
         self.alpha_ = resolve_alpha(self.alpha, d_hat, g_hat)
-        self.gamma = solve_dual(
+        self.gamma = optimal_prices(
             d_hat, g_hat, self.budgets, self.eps, self.alpha_, self.solver, self.allow_skip
         )
         self.n_optimisations += 1
 
     def route_batch(self, q: np.ndarray) -> np.ndarray:
-        """Choices (b,) in {0, …, M} for the next ``b`` queries of the stream."""
-        d_hat, g_hat = estimate_features(self.index, self.hist_d, self.hist_g, q)
+        """Choices (b,) in {0, …, M} for the next ``b`` queries (b, dim) of the stream; NaN or inf
+        in ``q`` is refused."""
+        q = embeddings(q, self.index.dim, "q", "PORTRouter.route_batch")
+        d_hat, g_hat = neighbour_means(self.index, self.hist_d, self.hist_g, q)
         b = len(d_hat)
         out = np.empty(b, dtype=np.int64)
         n_learn = min(max(self.n_learn - self.n_seen, 0), b)

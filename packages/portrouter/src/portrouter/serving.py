@@ -6,6 +6,9 @@ cost plus g_ij stays within B_i — otherwise (or when the router returns M, "no
 
     Performance = Σ_served d_ij,  Cost = Σ_served g_ij,  PPC = Performance / Cost,
     Throughput = #served,  Acc = Performance / #served.
+
+NaN policy: NaN or inf in the stream's outcomes, the budgets or the embeddings is refused
+(``ValueError``).
 """
 
 from __future__ import annotations
@@ -16,14 +19,16 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from paperkit import Described, param_error
-from portrouter.features import check_table
+from paperkit import Described, check_array, check_int, describe, param_error
 
 __all__ = ["ServingResult", "simulate_serving"]
 
 
 @dataclass
 class ServingResult:
+    """What :func:`simulate_serving` measured: the paper's metrics, the cost spent per model, the
+    number of lost queries, the routing time and the choices (M: not routed)."""
+
     perf: float
     cost: float
     ppc: float
@@ -58,20 +63,30 @@ def simulate_serving(
     segment: int = 256,
 ) -> ServingResult:
     """Serve the stream in order. ``choices_fn``: a router (``route_batch``), a callable on a batch
-    of embeddings, or a precomputed array of choices (offline methods)."""
-    stream_d = check_table(stream_d, "stream_d", "simulate_serving")
-    stream_g = check_table(stream_g, "stream_g", "simulate_serving", stream_d.shape[1])
+    of embeddings, or a precomputed array (N,) of choices in {0, …, M} (offline methods, ``emb``
+    may then be None). ``stream_d``, ``stream_g`` (N, M) are the true quality and cost, ``emb``
+    (N, dim) the query embeddings, ``budgets`` (M,) finite and non-negative."""
+    owner = "simulate_serving"
+    dims: dict = {}
+    stream_d = check_array("stream_d", owner, stream_d, shape=("N", "M"), dims=dims)
+    stream_g = check_array("stream_g", owner, stream_g, shape=("N", "M"), dims=dims)
     N, M = stream_d.shape
-    budgets = np.asarray(budgets, dtype=np.float64)
-    if budgets.shape != (M,) or (budgets < 0).any():
-        raise param_error("budgets", "simulate_serving", f"{M} non-negative numbers", budgets)
-    if segment < 1:
-        raise param_error("segment", "simulate_serving", "a positive integer", segment)
+    budgets = check_array("budgets", owner, budgets, shape=("M",), dims=dims)
+    if (budgets < 0).any():
+        raise param_error("budgets", owner, "non-negative", describe(budgets))
+    segment = check_int("segment", owner, segment, low=1)
     route = getattr(choices_fn, "route_batch", choices_fn)
-    precomputed = isinstance(route, np.ndarray)
-    if not precomputed and (emb is None or len(emb) != N):
-        got = Described("None" if emb is None else f"{len(emb)} rows")
-        raise param_error("emb", "simulate_serving", f"one embedding per query ({N})", got)
+    precomputed = not callable(route)
+    if precomputed:
+        route = check_array(
+            "choices_fn", owner, route, shape=("N",), dims=dims, kind="int", finite=False
+        )
+        if route.min() < 0 or route.max() > M:
+            raise param_error("choices_fn", owner, f"choices in [0, {M}]", describe(route))
+    elif emb is None:
+        raise param_error("emb", owner, "the (N, dim) query embeddings", Described("None"))
+    else:
+        emb = check_array("emb", owner, emb, shape=("N", None), dims=dims)
     choices = np.empty(N, dtype=np.int64)
     seconds = 0.0
     for start in range(0, N, segment):

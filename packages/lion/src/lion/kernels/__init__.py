@@ -1,1 +1,2 @@
-"""Triton kernels, loaded lazily; the pure-torch forms of :mod:`lion.ops` are the reference."""
+"""Triton kernels and their launchers, loaded lazily; :mod:`lion.reference` is what they are
+tested against."""

@@ -16,8 +16,10 @@ in blocks of ``BLOCK`` positions with a :math:`d\times d` state :math:`S` and a 
 :math:`\le 0`. The two partial numerators and denominators are summed in torch, minus the
 diagonal :math:`(q_i\cdot k_i)v_i`, then normalised.
 
-The backward pass of autograd recomputes with the pure-torch chunk form and differentiates it.
-Triton is imported lazily: this module imports on a machine without it.
+The backward pass of autograd recomputes with the pure-torch chunk form (:mod:`lion.chunk`) and
+differentiates it. Triton is imported lazily: this module imports on a machine without it. This
+is the ``triton`` backend of :func:`lion.lion_attention`; the launcher
+:func:`lion_chunk_triton_parts` takes checked inputs.
 """
 
 from __future__ import annotations
@@ -26,20 +28,23 @@ import functools
 
 import torch
 
-__all__ = ["lion_chunk_triton_parts", "triton_supported"]
+from paperkit import describe, param_error
+
+__all__ = ["lion_chunk_triton_parts", "tile_size", "triton_runs"]
 
 
-def triton_supported(q: torch.Tensor, chunk_size: int) -> bool:
-    """Whether the kernel handles these inputs: Triton present (GPU or interpreter), d and the chunk
-    size powers of two >= 16 (tl.dot's smallest tile)."""
-    from paperkit import triton_available
+def tile_size(n: int) -> bool:
+    """Whether ``n`` (the head size d or the chunk size) is a power of two >= 16, the sizes
+    ``tl.dot`` tiles."""
+    return n >= 16 and (n & (n - 1)) == 0
 
-    d = q.shape[-1]
 
-    def pow2(n: int) -> bool:
-        return n >= 16 and (n & (n - 1)) == 0
+def triton_runs(device: torch.device) -> bool:
+    """Whether Triton can run on tensors of ``device``: Triton installed, and a CUDA device or
+    the interpreter on (``TRITON_INTERPRET=1``)."""
+    from paperkit import triton_available, triton_interpret
 
-    return triton_available() and pow2(d) and pow2(chunk_size)
+    return triton_available() and (device.type == "cuda" or triton_interpret())
 
 
 @functools.cache
@@ -121,7 +126,7 @@ class _LionChunkTriton(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        from lion.ops import chunk_parts
+        from lion.chunk import chunk_parts
 
         inputs = [x.detach().requires_grad_(x.requires_grad) for x in ctx.saved_tensors]
         q, k, v = inputs[:3]
@@ -143,11 +148,13 @@ def lion_chunk_triton_parts(
     log_lambda: torch.Tensor | None,
     chunk_size: int,
 ) -> torch.Tensor:
-    """Unnormalised ``[num, den]`` ``(B, H, N, d + 1)`` from the Triton kernel (checked inputs)."""
-    if not triton_supported(q, chunk_size):
-        raise RuntimeError(
-            "The triton backend needs Triton with a CUDA device (or TRITON_INTERPRET=1), and "
-            "a head size and chunk size that are powers of two >= 16; got d = "
-            f"{q.shape[-1]}, chunk_size = {chunk_size}. Use backend='reference'."
-        )
+    """Unnormalised ``[num, den]`` ``(B, H, N, d + 1)`` from the Triton kernel, for checked
+    ``q, k, v (B, H, N, d)`` and decays ``(B, H, N)`` (None: all ones); d and ``chunk_size``
+    powers of two >= 16. Computes in float32 and returns ``q``'s dtype."""
+    owner = "lion_chunk_triton_parts"
+    if not tile_size(q.shape[-1]):
+        expected = "of a head size d that is a power of two >= 16 (Triton's tiles)"
+        raise param_error("q", owner, expected, describe(q))
+    if not tile_size(chunk_size):
+        raise param_error("chunk_size", owner, "a power of two >= 16 (Triton's tiles)", chunk_size)
     return _LionChunkTriton.apply(q, k, v, log_lambda, chunk_size)
