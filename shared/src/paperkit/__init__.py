@@ -20,6 +20,7 @@ from paperkit.bench import (
 from paperkit.checks import (
     check_array,
     check_bool,
+    check_callable,
     check_choice,
     check_int,
     check_memory,
@@ -75,6 +76,7 @@ __all__ = [
     "Timing",
     "check_array",
     "check_bool",
+    "check_callable",
     "check_choice",
     "check_int",
     "check_memory",

@@ -28,6 +28,7 @@ from paperkit.errors import Described, param_error
 __all__ = [
     "check_array",
     "check_bool",
+    "check_callable",
     "check_choice",
     "check_int",
     "check_memory",
@@ -130,6 +131,20 @@ def check_bool(name: str, owner: str, value: Any) -> bool:
     if type(value).__name__ in ("bool", "bool_"):
         return bool(value)
     raise param_error(name, owner, "True or False", describe(value), cls=TypeError)
+
+
+def check_callable(name: str, owner: str, value: Any, *, optional: bool = False) -> Any:
+    """``value`` if it is callable (or None when ``optional``), else the worded ``TypeError``.
+
+    >>> check_callable("f", "bfgs", 3.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: The 'f' parameter of bfgs must be a callable. Got 3.0 instead.
+    """
+    if callable(value) or (optional and value is None):
+        return value
+    expected = "a callable or None" if optional else "a callable"
+    raise param_error(name, owner, expected, describe(value), cls=TypeError)
 
 
 def check_choice(name: str, owner: str, value: Any, choices: Iterable[Any]) -> Any:

@@ -70,7 +70,7 @@ def _envelope(
         "package": paper.name,
         "version": package_version(paper.name),
         "paper": {"title": paper.title, "arxiv": paper.arxiv},
-        "commit": git_commit(Path(inspect.getfile(paper.load_reproduce()))),
+        "commit": git_commit(_source_folder(paper)),
         "created": now(),
         **fields,
         **body,
@@ -81,6 +81,13 @@ def _envelope(
     if kind == "reproduce" and not doc["measurements"]:
         del doc["measurements"]
     return doc
+
+
+def _source_folder(paper: Paper) -> Path | None:
+    """The folder of the package's registration module (for its git commit), or None."""
+    module = sys.modules.get(paper.reproduce.split(":")[0].split(".")[0])
+    where = getattr(module, "__file__", None)
+    return Path(where).parent if where else None
 
 
 def _run(paper: Paper, kind: str, folder: Path, call: Any) -> tuple[Report, float]:
