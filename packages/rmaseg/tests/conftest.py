@@ -19,3 +19,8 @@ def random_probs():
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
+    yield

@@ -10,7 +10,7 @@ from rmaseg import RankSEGRMA, rma_predict
 @pytest.mark.parametrize("output_mode", ["multilabel", "multiclass"])
 @pytest.mark.parametrize("solver", ["sort", "linear"])
 def test_matches_the_anchor_package(metric, output_mode, solver, random_probs):
-    """Check 4: equal to rankseg.RankSEG(metric, solver="RMA", output_mode, pruning_prob=0.5)."""
+    """Equal to rankseg.RankSEG(metric, solver="RMA", output_mode, pruning_prob=0.5)."""
     rankseg = pytest.importorskip("rankseg")
     for seed in range(3):
         if output_mode == "multiclass":
@@ -43,7 +43,7 @@ def test_matches_the_anchor_with_smoothing_and_policies(smooth, policy, random_p
 
 
 def test_edge_cases():
-    """Check 5."""
+    """Edge cases: all-zero and uniform maps, d = 1, one class in multiclass mode, empty input."""
     zeros = torch.zeros(2, 3, 4, 4, dtype=torch.float64)
     for metric in ("dice", "iou"):
         assert not rma_predict(zeros, metric, "multilabel", pruning_prob=0.0).any()
@@ -68,7 +68,7 @@ def test_pruning_empties_faint_classes(random_probs):
 
 
 def test_invariance_shapes_and_numpy(random_probs):
-    """Check 9: permuting pixels permutes the mask; shapes, dtypes; numpy in -> numpy out."""
+    """Permuting pixels permutes the mask; shapes, dtypes; numpy in -> numpy out."""
     probs = random_probs(2, 3, 64, seed=2, softmax=True)
     perm = torch.randperm(64, generator=torch.Generator().manual_seed(0))
     for mode in ("multilabel", "multiclass"):
@@ -113,7 +113,7 @@ def test_estimator_mirrors_the_function(random_probs):
 
 
 def test_bad_inputs(random_probs):
-    """Check 10: worded ValueError / TypeError for every bad argument."""
+    """Worded ValueError / TypeError for every bad argument."""
     good = random_probs(1, 3, 4, 4, softmax=True)
     bad_range = good.clone()
     bad_range[0, 0, 0, 0] = 1.5

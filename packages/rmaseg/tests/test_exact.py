@@ -18,7 +18,7 @@ def _top(p, tau):
 
 
 def test_pmf_sums_to_one_matches_binomial_and_enumeration(rng):
-    """Check 7."""
+    """The PMF sums to 1, equals the binomial for equal p, and the enumeration."""
     p = rng.random(40)
     assert abs(poisson_binomial_pmf(p).sum() - 1) < 1e-13
     same = np.full(30, 0.37)
@@ -38,7 +38,7 @@ def test_pmf_sums_to_one_matches_binomial_and_enumeration(rng):
 
 @pytest.mark.parametrize("smooth", [0.0, 0.5])
 def test_rma_is_a_lower_bound_of_the_exact_expectation(smooth, rng):
-    """Check 2: rma_objective <= E[Dice], E[IoU] for every top-tau mask (enumeration, d = 8)."""
+    """rma_objective <= E[Dice], E[IoU] for every top-tau mask (enumeration, d = 8)."""
     for trial in range(5):
         p = rng.random(8) ** (1 + trial)
         for tau in range(9):
@@ -79,7 +79,7 @@ def test_monte_carlo_agrees_and_is_seeded(rng):
 
 
 def test_rankdice_exact_is_optimal(rng):
-    """Check 8: exact RankDice's E[Dice] >= every other top-tau mask and >= threshold's (d = 12)."""
+    """Exact RankDice's E[Dice] >= every other top-tau mask and >= threshold's (d = 12)."""
     for _ in range(4):
         p = rng.random(12) ** 3
         best = expected_dice(p, rankdice_exact(p), method="enumerate")
@@ -102,5 +102,9 @@ def test_exact_bad_inputs(rng):
     assert_param_error(
         expected_dice, rng.random(30), np.ones(30, bool), method="enumerate", param="method"
     )
-    assert_param_error(poisson_binomial_pmf, np.array([0.2, 1.5]), param="probs")
-    assert_param_error(rankdice_exact, rng.random((2, 3)), param="probs")
+    assert_param_error(poisson_binomial_pmf, np.array([0.2, 1.5]), param="p")
+    error = assert_param_error(
+        expected_dice, p, p > 0.5, method="mc", n_draws=10**13, param="n_draws"
+    )
+    assert "fit in memory" in str(error)
+    assert_param_error(rankdice_exact, rng.random((2, 3)), param="p")

@@ -11,7 +11,7 @@ def _masks(probs, metric, prune):
 
 
 def test_unique_pixels_keep_their_class_and_void_marks_unselected(random_probs):
-    """Check 6: a pixel selected by exactly one class gets it; 'void' writes void_index exactly
+    """A pixel selected by exactly one class gets it; 'void' writes void_index exactly
     on unselected pixels."""
     probs = random_probs(4, 5, 20, 20, seed=3, softmax=True)
     for metric in ("dice", "iou"):
@@ -35,7 +35,7 @@ def _objective(p, U, metric, smooth):
 
 
 def test_increments_equal_objective_after_minus_before(random_probs):
-    """Check 6: the closed-form increments are the RMA objective after adding pixel j to U_c
+    """The closed-form increments are the RMA objective after adding pixel j to U_c
     minus before, numerically (s = 0 and s > 0)."""
     probs = random_probs(1, 3, 40, seed=5, softmax=True)
     masks = _masks(probs.view(1, 3, 40, 1), "dice", 0.0)

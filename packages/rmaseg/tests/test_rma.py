@@ -12,7 +12,7 @@ from rmaseg.rma import dinkelbach_masks, rma_curve, sort_masks
 @pytest.mark.parametrize("metric", ["dice", "iou"])
 @pytest.mark.parametrize("smooth", [0.0, 1.0])
 def test_brute_force_over_all_subsets(metric, smooth, random_probs):
-    """Check 1: the mask maximising rma_objective over all 2^d subsets is rma_predict's mask,
+    """The mask maximising rma_objective over all 2^d subsets is rma_predict's mask,
     and it is a top-tau set (brute force, d <= 10)."""
     for seed, d in enumerate([1, 3, 6, 10, 10, 10]):
         p = random_probs(d, seed=seed)
@@ -38,7 +38,7 @@ def test_curve_matches_closed_form(random_probs):
         S = float(s[:tau].sum())
         if tau == 0:  # s / (P + s)
             dice_ref = iou_ref = 0.5 / (P + 0.5)
-        else:  # card, step 1
+        else:  # the closed forms of rma_value (module docstring of rmaseg.rma)
             dice_ref = 2 * S / (P + tau + 1.5) + 0.5 / (P + tau + 0.5)
             iou_ref = (S + 0.5) / (P - S + tau + 0.5)
         assert abs(float(curve_d[tau]) - dice_ref) < 1e-14
@@ -47,7 +47,7 @@ def test_curve_matches_closed_form(random_probs):
 
 @pytest.mark.parametrize("metric", ["dice", "iou"])
 def test_linear_solver_equals_sort_solver(metric):
-    """Check 3: solver='linear' == solver='sort' on 200 maps of 10^4 pixels (continuous p)."""
+    """solver='linear' == solver='sort' on 200 maps of 10^4 pixels (continuous p)."""
     g = torch.Generator().manual_seed(1)
     p = torch.rand(20, 10, 10_000, generator=g, dtype=torch.float64) ** torch.linspace(
         0.3, 6, 10, dtype=torch.float64
@@ -62,7 +62,7 @@ def test_linear_solver_equals_sort_solver(metric):
 
 @pytest.mark.parametrize("metric", ["dice", "iou"])
 def test_solvers_agree_in_value_under_heavy_ties(metric):
-    """Check 3: p quantised to 0.1; both solvers reach the same RMA value."""
+    """p quantised to 0.1; both solvers reach the same RMA value."""
     g = torch.Generator().manual_seed(2)
     p = (torch.rand(8, 4, 500, generator=g, dtype=torch.float64) * 10).round() / 10
     masks_sort, _ = sort_masks(p, metric)

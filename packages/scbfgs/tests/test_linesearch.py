@@ -58,3 +58,11 @@ def test_bad_constants():
     assert_param_error(weak_wolfe_search, phi, dphi, alpha=-0.1, param="alpha")
     assert_param_error(weak_wolfe_search, phi, dphi, alpha=0.3, beta=0.2, param="beta")
     assert_param_error(weak_wolfe_search, phi, dphi, eta0=0.0, param="eta0")
+    assert_param_error(weak_wolfe_search, phi, dphi, dphi0=float("nan"), param="dphi0")
+    assert_param_error(weak_wolfe_search, phi, lambda t: math.nan, param="dphi0")  # computed
+
+
+def test_a_non_finite_slope_at_a_trial_is_an_error():
+    phi, _ = quadratic_1d(1.0)
+    with pytest.raises(LineSearchError, match="not finite"):
+        weak_wolfe_search(phi, lambda t: -1.0 if t == 0 else math.nan)

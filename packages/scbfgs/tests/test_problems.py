@@ -76,8 +76,11 @@ def test_psi_properties():
         A = rng.standard_normal((5, 5))  # (B, S) -> (A'BA, A'SA) leaves B_bar's spectrum unchanged
         assert psi(A.T @ B @ A, A.T @ S @ A) == pytest.approx(value, rel=1e-8)
     assert psi(2 * S, S) == pytest.approx(5 * (2 - 1 - np.log(2)))  # closed form, B_bar = 2I
-    assert_param_error(psi, -S, S, param="B")
-    assert_param_error(psi, np.eye(3), S, param="B")
+    error = assert_param_error(psi, -S, S, param="B")
+    assert "smallest eigenvalue" in str(error)  # a description of the matrix received
+    assert_param_error(psi, S, -S, param="hess_star")
+    assert_param_error(psi, -np.eye(2), np.eye(2), param="B")  # det(-I) = 1 > 0 in 2-D
+    assert_param_error(psi, np.eye(3), S, param="hess_star")  # d = 3 fixed by B
 
 
 def test_newton_solve_and_decrement():
@@ -96,9 +99,12 @@ def test_problem_bad_inputs():
     assert_param_error(cubic_chain, 1, 1e-3, param="d")
     assert_param_error(cubic_chain, 5, 0.0, param="mu")
     assert_param_error(logistic_l2, np.ones((3, 2)), np.array([1.0, 0.0, 1.0]), 0.1, param="b")
-    assert_param_error(quadratic, -np.eye(2), np.ones(2), param="Q")
+    error = assert_param_error(quadratic, -np.eye(2), np.ones(2), param="Q")
+    assert str(error).endswith("Got a matrix with smallest eigenvalue -1 instead.")
     assert_param_error(quadratic, np.eye(2), np.ones(3), param="b")
     assert_param_error(
         affine_transform, cubic_chain(3, 1.0), np.zeros((3, 3)), np.zeros(3), param="A"
     )
     assert_param_error(log_sum_exp, np.ones((3, 2)), np.ones(2), 1.0, param="b")
+    assert_param_error(cubic_chain, "5", 1e-3, param="d", exc=TypeError)
+    assert_param_error(cubic_chain, 10**7, 1e-3, param="d")  # dense 10^7 x 10^7 matrices

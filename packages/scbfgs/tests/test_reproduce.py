@@ -1,9 +1,24 @@
 import numpy as np
 import pytest
 
+from paperkit.cli import run_bench, run_reproduce
+from paperkit.results import VERDICTS
+from paperkit.testing import check_results_file
+from scbfgs import bench as bench_module
 from scbfgs import bfgs, cubic_chain, newton_solve, psi
-from scbfgs.bench import bench
-from scbfgs.reproduce import phase_summary, reproduce
+from scbfgs.cli import main
+from scbfgs.paper import PAPER
+from scbfgs.reproduce import phase_summary
+
+
+def _with(fn, **smallest):
+    """``fn`` at the smallest settings it allows, as the command calls it (a plain function:
+    the command reads its source file for the commit)."""
+
+    def run(**kwargs):
+        return fn(**kwargs, **smallest)
+
+    return run
 
 
 def test_phase_summary_separates_linear_from_superlinear():
@@ -32,15 +47,38 @@ def test_diagnostics_along_the_run():
     assert 2 * (res.f_hist[-3] - f_star) == pytest.approx(lam[-3] ** 2, rel=0.1)  # f - f* ~ lam^2/2
 
 
-def test_reproduce_smoke(tmp_path):
-    results = reproduce(quick=True, out=tmp_path, dim=6)
-    affine = results["affine"]
+def test_reproduce_writes_a_valid_results_file(tmp_path):
+    """The quick run, through the command's path: claims as data, in the schema."""
+    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+    claims = doc["claims"]
+    assert claims[0]["statement"].startswith("From any start and any positive-definite B0")
+    assert {c["verdict"] for c in claims} <= set(VERDICTS) and len(claims) == 3
+    affine = doc["tables"]["affine"]
     assert len({row["BFGS, B0 mapped: iters"] for row in affine}) == 1  # exact invariance
+    assert claims[1]["verdict"] == "held"  # so the rule computes it
     assert affine[-1]["Psi(B0_bar), B0 = I"] > affine[0]["Psi(B0_bar), B0 = I"]
+    assert doc["settings"]["cubic_chain"]["d"] == 20
     assert (tmp_path / "scbfgs.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_bench_smoke(tmp_path):
-    results = bench(out=tmp_path, dims=[20, 40])
-    assert [r["d"] for r in results["rows"]] == [20, 40]
-    assert all(r["iters"] > 0 and r["scipy iters"] > 0 for r in results["rows"])
+def test_bench_writes_a_valid_bench_file(tmp_path, monkeypatch):
+    """The bench at two small dimensions, through the command's path."""
+    monkeypatch.setattr(bench_module, "bench", _with(bench_module.bench, dims=[20, 40]))
+    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
+    solves = [m for m in doc["measurements"] if m["case"] == "solve"]
+    assert sorted((m["impl"], m["size"]) for m in solves) == [
+        ("scbfgs", 20),
+        ("scbfgs", 40),
+        ("scipy", 20),
+        ("scipy", 40),
+    ]
+    assert all(m["seconds"] > 0 and m["params"]["iterations"] > 0 for m in solves)
+    assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)
+    assert (tmp_path / "bench.png").is_file()
+
+
+def test_bench_refuses_a_gpu():
+    """No GPU code: the command refuses --device cuda instead of running on the CPU."""
+    assert main(["bench", "--device", "cuda"]) == 2
+    with pytest.raises(ValueError, match="'device'"):
+        run_bench(PAPER, quick=True, device="cuda")

@@ -20,3 +20,8 @@ def make_inputs(B=2, T=7, H=3, d=4, *, dtype=torch.float64, scale=3.0, seed=0, g
 @pytest.fixture
 def inputs():
     return make_inputs
+
+
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
+    yield

@@ -18,13 +18,13 @@ from zeros.rope import RotaryEmbedding
 def test_shapes_backends_and_determinism():
     x = torch.randn(2, 40, 32)
     outs = {}
-    for backend in ("naive", "scan", "chunk"):
+    for backend in ("reference", "scan", "chunk"):
         torch.manual_seed(0)
         layer = ZeroSAttention(32, 4, backend=backend, chunk_size=16, first_layer=True)
         outs[backend] = check_dtype_device(layer, x)
         check_finite(outs[backend])
-    assert_close(outs["scan"], outs["naive"], rtol=0, atol=1e-5)
-    assert_close(outs["chunk"], outs["naive"], rtol=0, atol=1e-5)
+    assert_close(outs["scan"], outs["reference"], rtol=0, atol=1e-5)
+    assert_close(outs["chunk"], outs["reference"], rtol=0, atol=1e-5)
     check_seeded_determinism(lambda: ZeroSAttention(32, 4)(torch.randn(2, 10, 32)))
 
 
@@ -36,7 +36,8 @@ def test_float64_and_state_dict():
 
 @pytest.mark.parametrize("causal", [True, False])
 def test_layer_matches_a_hand_written_forward(causal):
-    """Recompute the layer from its weights with the explicit weights r_{t,i} (spec steps 1-9)."""
+    """Recompute the layer from its weights with the explicit weights r_{t,i} (steps 1-5 of the
+    zeros.layers docstring)."""
     torch.manual_seed(1)
     D, H = 12, 2
     d = D // H
@@ -122,8 +123,23 @@ def test_bad_arguments():
     assert_param_error(ZeroSAttention, 16, 2, terms="zero", param="terms")
     assert_param_error(ZeroSAttention, 16, 2, chunk_size=0, param="chunk_size")
     assert_param_error(ZeroSAttention, 16, 2, dropout=1.0, param="dropout")
+    assert_param_error(ZeroSAttention, 16, "2", param="num_heads", exc=TypeError)
+    assert_param_error(ZeroSAttention, 10**6, 2, param="dim")  # 20 TB of weights
     layer = ZeroSAttention(16, 2, max_seq_len=8)
     assert_param_error(layer, torch.randn(1, 9, 16), param="x")
     assert_param_error(layer, torch.randn(9, 16), param="x")
     assert_param_error(layer, torch.randn(1, 4, 15), param="x")
     ZeroSAttention(16, 2, max_seq_len=8, rope=False)(torch.randn(1, 9, 16))  # no RoPE: no limit
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16])
+def test_input_of_another_dtype_is_refused_clearly(dtype):
+    error = assert_param_error(
+        ZeroSAttention(16, 2), torch.randn(1, 4, 16, dtype=dtype), param="x", exc=TypeError
+    )
+    assert "torch.float32" in str(error)
+
+
+def test_a_backend_that_cannot_run_is_an_error_not_a_fall_back():
+    layer = ZeroSAttention(16, 2, backend="triton")  # d = 8: below the kernel's smallest tile
+    assert_param_error(layer, torch.randn(1, 4, 16), param="backend")

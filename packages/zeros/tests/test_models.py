@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from paperkit.testing import assert_param_error, check_seeded_determinism
+from paperkit.testing import assert_close, assert_param_error, check_seeded_determinism
 from zeros import TinyLM, ZeroSAttention
 from zeros.models import ATTENTIONS
 
@@ -15,7 +15,7 @@ def test_tinylm_shapes_and_causality(attn):
     assert logits.shape == (2, 16, 20)
     changed = tokens.clone()
     changed[:, 10:] = (changed[:, 10:] + 1) % 20
-    torch.testing.assert_close(model(changed)[:, :10], logits[:, :10], rtol=0, atol=1e-6)
+    assert_close(model(changed)[:, :10], logits[:, :10], rtol=0, atol=1e-6)
 
 
 def test_zero_order_gate_placement():
@@ -40,4 +40,13 @@ def test_determinism_and_errors():
     assert_param_error(TinyLM, 10, 16, 1, 2, attn="rnn", param="attn")
     assert_param_error(TinyLM, 0, 16, param="vocab")
     assert_param_error(TinyLM, 10, 16, 1, 2, zero_order="some", param="zero_order")
-    assert_param_error(TinyLM(10, 16, 1, 2), torch.randn(2, 6), param="tokens")
+    assert_param_error(TinyLM(10, 16, 1, 2), torch.randn(2, 6), param="tokens", exc=TypeError)
+    assert_param_error(TinyLM, 10, 16, 1, 3, param="heads")  # not a divisor of dim
+
+
+def test_token_ids_outside_the_vocabulary_are_refused():
+    model = TinyLM(10, 16, 1, 2, max_seq_len=8)
+    error = assert_param_error(model, torch.tensor([[1, 10, 2]]), param="tokens")
+    assert "[0, 10)" in str(error) and "from 1 to 10" in str(error)
+    assert_param_error(model, torch.tensor([[1, -1]]), param="tokens")
+    assert_param_error(model, torch.zeros(1, 9, dtype=torch.int64), param="tokens")  # > 8 long

@@ -1,11 +1,25 @@
-import json
-
 import pytest
 import torch
 
-from zeros.bench import bench
-from zeros.cli import main
-from zeros.reproduce import ContrastModel, Setting, reproduce, train_contrast, train_mqar
+from paperkit.cli import run_bench, run_reproduce
+from paperkit.results import VERDICTS
+from paperkit.testing import check_results_file
+from zeros import bench as bench_module
+from zeros import reproduce as reproduce_module
+from zeros.paper import PAPER
+from zeros.reproduce import ContrastModel, Setting, train_contrast, train_mqar
+
+HEADLINE = "ZeroS matches or exceeds standard softmax attention"
+
+
+def _with(fn, **smallest):
+    """``fn`` at the smallest settings it allows, as the command calls it (a plain function:
+    the command reads its source file for the commit)."""
+
+    def run(**kwargs):
+        return fn(**kwargs, **smallest)
+
+    return run
 
 
 def test_zeros_subtracts_where_softmax_cannot():
@@ -26,22 +40,32 @@ def test_mqar_training_reports_accuracy():
     assert 0.0 <= r["accuracy"] <= 1.0 and r["curve"][0][0] == 0
 
 
-def test_reproduce_smoke(tmp_path):
-    results = reproduce(quick=True, seed=0, out=tmp_path, steps=2)
-    assert [r["model"] for r in results["mqar"]["rows"]] == ["ZeroS", "softmax", "linear elu+1"]
-    assert len(results["contrast"]["rows"]) == 5
+def test_reproduce_writes_a_valid_results_file(tmp_path, monkeypatch):
+    """The command's path at 2 training steps: the claims are data, the file follows the schema."""
+    monkeypatch.setattr(reproduce_module, "reproduce", _with(reproduce_module.reproduce, steps=2))
+    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+    claims = doc["claims"]
+    assert claims[0]["statement"].startswith(HEADLINE)
+    assert {c["verdict"] for c in claims} <= set(VERDICTS) and len(claims) == 2
+    assert [r["model"] for r in doc["tables"]["mqar"]] == ["ZeroS", "softmax", "linear elu+1"]
+    assert len(doc["tables"]["contrast"]) == 5 and doc["settings"]["mqar"]["steps"] == 2
     assert (tmp_path / "zeros.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_bench_smoke(tmp_path):
-    results = bench(device="cpu", out=tmp_path, lengths=[32, 64])
-    assert {r["backend"] for r in results["rows"]} == {"naive", "scan", "chunk", "softmax"}
-    assert all(r["ms"] > 0 for r in results["rows"])
+def test_bench_writes_a_valid_bench_file(tmp_path, monkeypatch):
+    monkeypatch.setattr(bench_module, "bench", _with(bench_module.bench, lengths=[32, 64]))
+    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
+    rows = doc["measurements"]
+    assert {r["impl"] for r in rows} == {"reference", "scan", "chunk", "softmax"}
+    assert all(r["seconds"] > 0 and r["size"] in (32, 64) for r in rows)
+    assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)
+    assert doc["claims"][0]["statement"].startswith("ZeroS attention runs in time and memory")
     assert (tmp_path / "scaling.png").is_file()
 
 
 @pytest.mark.slow
 def test_cli_quick_reproduction(tmp_path):
-    assert main(["reproduce", "--quick", "--out", str(tmp_path)]) == 0
-    doc = json.loads((tmp_path / "results.json").read_text())
-    assert doc["package"] == "zeros" and doc["results"]["mqar"]["seq_len"] == 32
+    """The quick run (about a minute): the signed-mix claim holds, as the README says."""
+    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+    verdicts = {c["statement"][:20]: c["verdict"] for c in doc["claims"]}
+    assert list(verdicts.values()) == ["partly", "held"], verdicts

@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from paperkit import Described, check_choice, param_error
-from rmaseg.checks import as_probs, check_metric, check_prob, check_smooth
+from paperkit import Described, check_choice, check_int, check_real, describe, param_error
 from rmaseg.multiclass import UNASSIGNED_POLICIES, resolve_overlaps
+from rmaseg.probabilities import METRICS, as_probs
 from rmaseg.rma import SOLVERS, dinkelbach_masks, sort_masks
 
 __all__ = ["OUTPUT_MODES", "RankSEGRMA", "rma_predict"]
@@ -55,17 +55,28 @@ def rma_predict(
 
     Returns:
         Same array type and device as ``probs``.
+
+    Shapes:
+        probs: (B, C, \*spatial), any number of spatial dimensions, B may be 0. Returns bool
+        (B, C, \*spatial) (``"multilabel"``) or int64 (B, \*spatial) (``"multiclass"``).
+
+    NaN or inf in ``probs`` is refused (ValueError), as are values outside [0, 1]; integer and
+    boolean arrays are a TypeError.
+
+    >>> rma_predict(np.array([[[0.9, 0.6, 0.1]]]), output_mode="multilabel")
+    array([[[ True,  True, False]]])
     """
     owner = "rma_predict"
     x, was_numpy = as_probs(probs, owner)
-    metric = check_metric(metric, owner)
+    metric = check_choice("metric", owner, metric, METRICS)
     output_mode = check_choice("output_mode", owner, output_mode, OUTPUT_MODES)
-    smooth = check_smooth(smooth, owner)
-    pruning_prob = check_prob(pruning_prob, "pruning_prob", owner)
+    smooth = check_real("smooth", owner, smooth, low=0)
+    pruning_prob = check_real("pruning_prob", owner, pruning_prob, low=0, high=1)
     solver = check_choice("solver", owner, solver, SOLVERS)
     unassigned_policy = check_choice(
         "unassigned_policy", owner, unassigned_policy, UNASSIGNED_POLICIES
     )
+    void_index = check_int("void_index", owner, void_index)
     if solver == "linear" and smooth > 0:
         raise param_error("smooth", owner, "0 with solver='linear'", smooth)
     B, C, *spatial = x.shape
@@ -75,10 +86,8 @@ def rma_predict(
                 "probs",
                 owner,
                 "of C >= 2 channels for output_mode='multiclass' (use 'multilabel' for one)",
-                Described(f"shape {tuple(x.shape)}"),
+                describe(x),
             )
-        if isinstance(void_index, bool) or not isinstance(void_index, int):
-            raise param_error("void_index", owner, "an int", void_index, cls=TypeError)
         if unassigned_policy == "void" and 0 <= void_index < C:
             raise param_error("void_index", owner, f"outside the class range [0, {C})", void_index)
         if x.numel():
@@ -110,6 +119,9 @@ def rma_predict(
 class RankSEGRMA:
     """Estimator-style wrapper of :func:`rma_predict`, mirroring ``rankseg.RankSEG``.
 
+    The options are checked here, once; ``predict(probs)`` takes (B, C, *spatial)
+    probabilities and returns what :func:`rma_predict` returns (NaN and inf refused).
+
     >>> import torch
     >>> probs = torch.softmax(torch.randn(2, 3, 8, 8), dim=1)
     >>> RankSEGRMA(metric="iou").predict(probs).shape
@@ -126,11 +138,13 @@ class RankSEGRMA:
         **solver_params: Any,
     ) -> None:
         owner = "RankSEGRMA"
-        self.metric = check_metric(metric, owner)
+        self.metric = check_choice("metric", owner, metric, METRICS)
         self.output_mode = check_choice("output_mode", owner, output_mode, OUTPUT_MODES)
-        self.smooth = check_smooth(smooth, owner)
-        self.pruning_prob = check_prob(pruning_prob, "pruning_prob", owner)
+        self.smooth = check_real("smooth", owner, smooth, low=0)
+        self.pruning_prob = check_real("pruning_prob", owner, pruning_prob, low=0, high=1)
         self.solver = check_choice("solver", owner, solver, SOLVERS)
+        if self.solver == "linear" and self.smooth > 0:
+            raise param_error("smooth", owner, "0 with solver='linear'", self.smooth)
         unknown = sorted(set(solver_params) - {"unassigned_policy", "void_index"})
         if unknown:
             raise param_error(
@@ -140,10 +154,17 @@ class RankSEGRMA:
                 unknown,
                 cls=TypeError,
             )
+        if "unassigned_policy" in solver_params:
+            check_choice(
+                "unassigned_policy", owner, solver_params["unassigned_policy"], UNASSIGNED_POLICIES
+            )
+        if "void_index" in solver_params:
+            check_int("void_index", owner, solver_params["void_index"])
         self.solver_params = solver_params
 
     def predict(self, probs: torch.Tensor | np.ndarray) -> torch.Tensor | np.ndarray:
-        """Decisions for (B, C, *spatial) probabilities; see :func:`rma_predict`."""
+        """Decisions for (B, C, *spatial) probabilities; shapes, checks and NaN policy as
+        :func:`rma_predict` (errors name ``rma_predict``'s argument ``probs``)."""
         return rma_predict(
             probs,
             metric=self.metric,

@@ -13,8 +13,8 @@ import numpy as np
 import torch
 from scipy.ndimage import gaussian_filter
 
-from paperkit import check_choice, param_error
-from rmaseg.checks import as_probs
+from paperkit import check_choice, check_int, check_memory, check_real
+from rmaseg.probabilities import as_probs
 
 __all__ = ["OBJECTS", "calibrated_binary", "calibrated_multiclass", "sample_labels"]
 
@@ -22,10 +22,15 @@ __all__ = ["OBJECTS", "calibrated_binary", "calibrated_multiclass", "sample_labe
 OBJECTS = {"faint": (1.5, 1.0, -2.5), "confident": (4.0, 6.0, -1.0)}
 
 
-def _check_int(value: int, name: str, owner: str, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise param_error(name, owner, f"an int >= {low}", value)
-    return int(value)
+def _check_fits(owner: str, **sizes: int) -> None:
+    """Refuse maps whose float64 noise, blur and probabilities (4 arrays of n C size^2 values)
+    would not fit, naming the argument that, set to 1, would shrink the need the most."""
+
+    def need(n: int, size: int, C: int = 1) -> float:
+        return 4 * 8.0 * n * C * size * size
+
+    culprit = min(sizes, key=lambda name: need(**{**sizes, name: 1}))
+    check_memory(culprit, owner, sizes[culprit], need(**sizes))
 
 
 def _fields(rng: np.random.Generator, shape: tuple[int, ...], sigma: float) -> np.ndarray:
@@ -42,10 +47,15 @@ def calibrated_binary(
 
     ``objects="faint"``: small blobs (blur 1.5 px), :math:`p = \sigma(f - 2.5)`, most
     :math:`p < 0.5`; ``"confident"``: large blobs (blur 4 px), :math:`p = \sigma(6 f - 1)`.
+
+    >>> calibrated_binary(2, size=8, seed=0).shape
+    torch.Size([2, 1, 8, 8])
     """
     owner = "calibrated_binary"
-    n = _check_int(n, "n", owner, 1)
-    size = _check_int(size, "size", owner, 2)
+    n = check_int("n", owner, n, low=1)
+    size = check_int("size", owner, size, low=2)
+    seed = check_int("seed", owner, seed, low=0)
+    _check_fits(owner, n=n, size=size)
     sigma, a, b = OBJECTS[check_choice("objects", owner, objects, tuple(OBJECTS))]
     f = _fields(np.random.default_rng(seed), (n, 1, size, size), sigma)
     return torch.sigmoid(torch.from_numpy(a * f + b))
@@ -58,11 +68,18 @@ def calibrated_multiclass(
 
     :math:`p_c = \mathrm{softmax}_c(\kappa f_c + 1\{c = 0\})`: independent blurred fields
     (3 px), ``sharpness`` :math:`\kappa`, class 0 a background slightly favoured.
+
+    >>> p = calibrated_multiclass(2, C=3, size=8)
+    >>> p.shape, bool((p.sum(dim=1) - 1).abs().max() < 1e-12)
+    (torch.Size([2, 3, 8, 8]), True)
     """
     owner = "calibrated_multiclass"
-    n = _check_int(n, "n", owner, 1)
-    C = _check_int(C, "C", owner, 2)
-    size = _check_int(size, "size", owner, 2)
+    n = check_int("n", owner, n, low=1)
+    C = check_int("C", owner, C, low=2)
+    size = check_int("size", owner, size, low=2)
+    seed = check_int("seed", owner, seed, low=0)
+    _check_fits(owner, n=n, C=C, size=size)
+    sharpness = check_real("sharpness", owner, sharpness)
     f = _fields(np.random.default_rng(seed), (n, C, size, size), 3.0)
     logits = torch.from_numpy(sharpness * f)
     logits[:, 0] += 1.0
@@ -80,12 +97,19 @@ def sample_labels(
 
     ``"multilabel"``: :math:`Y_{cj} \sim \mathrm{Bern}(p_{cj})`, bool (n_draws, B, C, \*spatial);
     ``"multiclass"``: :math:`y_j \sim \mathrm{Categorical}(p_{\cdot j})` (by the inverse CDF),
-    int64 (n_draws, B, \*spatial).
+    int64 (n_draws, B, \*spatial). ``probs`` as :func:`rmaseg.rma_predict` takes them (NaN,
+    inf and values outside [0, 1] refused); ``n_draws`` draws that would not fit in memory are
+    refused.
+
+    >>> sample_labels(torch.tensor([[[1.0, 0.0]]]), n_draws=2).tolist()
+    [[[[True, False]]], [[[True, False]]]]
     """
     owner = "sample_labels"
     x, _ = as_probs(probs, owner)
-    n_draws = _check_int(n_draws, "n_draws", owner, 1)
+    n_draws = check_int("n_draws", owner, n_draws, low=1)
+    seed = check_int("seed", owner, seed, low=0)
     mode = check_choice("output_mode", owner, output_mode, ("multilabel", "multiclass"))
+    check_memory("n_draws", owner, n_draws, 2.0 * n_draws * x.numel() * x.element_size())
     g = torch.Generator(device=x.device).manual_seed(seed)
     if mode == "multilabel":
         u = torch.rand((n_draws, *x.shape), generator=g, device=x.device, dtype=x.dtype)

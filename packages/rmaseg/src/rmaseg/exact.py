@@ -25,8 +25,16 @@ import numpy as np
 import torch
 from scipy.special import roots_jacobi
 
-from paperkit import Described, check_choice, param_error
-from rmaseg.checks import as_probs, check_smooth
+from paperkit import (
+    check_choice,
+    check_int,
+    check_memory,
+    check_real,
+    check_tensor,
+    describe,
+    param_error,
+)
+from rmaseg.probabilities import as_probs
 
 __all__ = [
     "ENUMERATION_MAX_D",
@@ -45,20 +53,21 @@ _METHODS = ("auto", "enumerate", "pmf", "mc")
 _NODE_BLOCK = 512
 
 
-def _vector(p: Any, owner: str) -> tuple[np.ndarray, bool]:
-    x, was_numpy = as_probs(p, owner, min_ndim=1, exact_ndim=1)
+def _vector(p: Any, owner: str, *, quadratic: bool = False) -> tuple[np.ndarray, bool]:
+    """p as a float64 numpy vector; ``quadratic``: refuse a d whose O(d^2) work would not fit
+    (the PMF recursion's d x d table or the quadrature's blocks of 512 nodes)."""
+    x, was_numpy = as_probs(p, owner, ndim=1, name="p")
+    if quadratic:
+        check_memory("p", owner, describe(x), 8.0 * x.numel() * max(x.numel(), 4 * _NODE_BLOCK))
     return x.cpu().to(torch.float64).numpy(), was_numpy
 
 
 def _mask(mask: Any, d: int, owner: str) -> np.ndarray:
-    m = mask.detach().cpu().numpy() if isinstance(mask, torch.Tensor) else np.asarray(mask)
-    if m.dtype != np.bool_:
-        raise param_error(
-            "mask", owner, "a boolean array", Described(f"dtype {m.dtype}"), cls=TypeError
-        )
-    if m.shape != (d,):
-        raise param_error("mask", owner, f"of shape ({d},)", Described(f"shape {m.shape}"))
-    return m
+    if not isinstance(mask, (np.ndarray, torch.Tensor)):
+        raise param_error("mask", owner, "a boolean array", describe(mask), cls=TypeError)
+    m = torch.as_tensor(mask)
+    check_tensor("mask", owner, m, shape=(d,), dtype="bool", finite=False)
+    return m.cpu().numpy()
 
 
 def _pmf(p: np.ndarray) -> np.ndarray:
@@ -74,7 +83,11 @@ def poisson_binomial_pmf(p: Any) -> np.ndarray:
     r"""PMF of :math:`\sum_j Y_j`, :math:`Y_j \sim \mathrm{Bern}(p_j)`: (d,) -> float64 (d + 1,).
 
     The O(d^2) recursion :math:`f_k(n) = (1 - p_k) f_{k-1}(n) + p_k f_{k-1}(n - 1)` (products
-    and sums of probabilities only: no cancellation).
+    and sums of probabilities only: no cancellation). NaN, inf and values outside [0, 1] are
+    refused (ValueError).
+
+    >>> poisson_binomial_pmf(np.array([0.5, 0.5]))
+    array([0.25, 0.5 , 0.25])
     """
     return _pmf(_vector(p, "poisson_binomial_pmf")[0])
 
@@ -117,15 +130,18 @@ def _monte_carlo(p: np.ndarray, m: np.ndarray, smooth: float, metric: str, n: in
 def _expected(metric: str, owner: str, p, mask, smooth, method, n_draws, seed) -> float:
     x, _ = _vector(p, owner)
     m = _mask(mask, x.size, owner)
-    smooth = check_smooth(smooth, owner)
+    smooth = check_real("smooth", owner, smooth, low=0)
     method = check_choice("method", owner, method, _METHODS)
+    n_draws = check_int("n_draws", owner, n_draws, low=1)
+    seed = check_int("seed", owner, seed, low=0)
     if method == "auto":
         method = "enumerate" if x.size <= ENUMERATION_MAX_D else "pmf"
     if method == "enumerate" and x.size > 24:
         raise param_error("method", owner, "'enumerate' only for d <= 24", method)
+    if method == "pmf":
+        check_memory("p", owner, describe(x), 8.0 * x.size**2)
     if method == "mc":
-        if isinstance(n_draws, bool) or not isinstance(n_draws, int) or n_draws < 1:
-            raise param_error("n_draws", owner, "a positive int", n_draws)
+        check_memory("n_draws", owner, n_draws, 3.0 * n_draws * x.size)
         return _monte_carlo(x, m, smooth, metric, n_draws, seed)
     return (_enumerate if method == "enumerate" else _by_pmf)(x, m, smooth, metric)
 
@@ -144,6 +160,12 @@ def expected_dice(
     ``method``: ``"enumerate"`` (all :math:`2^d` label maps), ``"pmf"`` (exact double sum over
     the Poisson-binomial PMFs of :math:`X` and :math:`Z`, O(d^2)), ``"mc"`` (``n_draws`` label
     maps drawn with ``seed``), ``"auto"`` (enumerate for d <= 16, else pmf).
+
+    Shapes: p and mask (d,). NaN, inf and values outside [0, 1] in ``p`` are refused
+    (ValueError); sizes whose work would not fit in memory too.
+
+    >>> expected_dice(np.array([1.0, 0.0]), np.array([True, False]))
+    1.0
     """
     return _expected("dice", "expected_dice", p, mask, smooth, method, n_draws, seed)
 
@@ -157,8 +179,12 @@ def expected_iou(
     n_draws: int = 2000,
     seed: int = 0,
 ) -> float:
-    r""":math:`E[(|I \cap Y| + s)/(|I \cup Y| + s)]` for one map, 0/0 := 0; methods as in
-    :func:`expected_dice`."""
+    r""":math:`E[(|I \cap Y| + s)/(|I \cup Y| + s)]` for one map, 0/0 := 0; methods, shapes and
+    checks as in :func:`expected_dice`.
+
+    >>> expected_iou(np.array([0.5, 0.0]), np.array([True, False]))
+    0.5
+    """
     return _expected("iou", "expected_iou", p, mask, smooth, method, n_draws, seed)
 
 
@@ -199,8 +225,8 @@ def _curve(p: np.ndarray, smooth: float, metric: str) -> np.ndarray:
 
 
 def _curve_api(p: Any, smooth: float, metric: str, owner: str) -> np.ndarray:
-    x, _ = _vector(p, owner)
-    smooth = check_smooth(smooth, owner)
+    x, _ = _vector(p, owner, quadratic=True)
+    smooth = check_real("smooth", owner, smooth, low=0)
     return _curve(np.sort(x)[::-1].copy(), smooth, metric)
 
 
@@ -222,7 +248,7 @@ def expected_iou_curve(p: Any, smooth: float = 0.0) -> np.ndarray:
 
 
 def _rank_exact(p: Any, metric: str, owner: str):
-    x, was_numpy = _vector(p, owner)
+    x, was_numpy = _vector(p, owner, quadratic=True)
     order = np.argsort(-x, kind="stable")
     tau = int(np.argmax(_curve(x[order], 0.0, metric)))
     mask = np.zeros(x.size, dtype=bool)
@@ -233,10 +259,20 @@ def _rank_exact(p: Any, metric: str, owner: str):
 def rankdice_exact(p: Any):
     r"""Exact RankDice: the top-:math:`\tau^*` mask, :math:`\tau^*` maximising the exact
     expected Dice over tau = 0..d (ties: smallest), from :func:`expected_dice_curve` (O(d^2)).
-    (d,) -> bool (d,), numpy or torch as given."""
+    (d,) -> bool (d,), numpy or torch as given. NaN, inf and values outside [0, 1] are refused
+    (ValueError), as is a d whose O(d^2) work would not fit in memory.
+
+    >>> rankdice_exact(np.array([0.9, 0.05, 0.8]))
+    array([ True, False,  True])
+    """
     return _rank_exact(p, "dice", "rankdice_exact")
 
 
 def rankiou_exact(p: Any):
-    r"""Exact RankIoU: the top-tau mask maximising the exact expected IoU (O(d^2))."""
+    r"""Exact RankIoU: the top-tau mask maximising the exact expected IoU (O(d^2)); shapes and
+    checks as :func:`rankdice_exact`.
+
+    >>> rankiou_exact(np.array([0.9, 0.05, 0.8]))
+    array([ True, False,  True])
+    """
     return _rank_exact(p, "iou", "rankiou_exact")

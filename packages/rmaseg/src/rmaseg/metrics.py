@@ -14,50 +14,39 @@ from typing import Any
 import numpy as np
 import torch
 
-from paperkit import Described, param_error
+from paperkit import check_int, check_memory, check_real, check_tensor, describe, param_error
 
 __all__ = ["dice", "iou", "mdice_dataset", "mdice_image", "miou_dataset", "miou_image"]
 
 
-def _tensor(x: Any, name: str, owner: str) -> torch.Tensor:
+def _tensor(x: Any, name: str, owner: str, *, dtype: str, min_ndim: int) -> torch.Tensor:
+    """``x`` (torch or numpy) as a non-empty tensor of ``dtype`` (``"bool"`` masks or ``"int"``
+    labels) with at least ``min_ndim`` dimensions."""
     if isinstance(x, np.ndarray):
-        return torch.from_numpy(x)
-    if isinstance(x, torch.Tensor):
-        return x
-    raise param_error(
-        name, owner, "a torch.Tensor or numpy.ndarray", Described(type(x).__name__), cls=TypeError
-    )
+        x = torch.from_numpy(x)
+    if not isinstance(x, torch.Tensor):
+        raise param_error(
+            name, owner, "a torch.Tensor or numpy.ndarray", describe(x), cls=TypeError
+        )
+    check_tensor(name, owner, x, dtype=dtype, finite=False)
+    if x.ndim < min_ndim:
+        layout = "(B, C, *spatial) masks" if dtype == "bool" else "(B, *spatial) labels"
+        raise param_error(name, owner, f"of shape {layout}", describe(x))
+    return x
 
 
-def _pair(pred: Any, target: Any, owner: str, min_ndim: int) -> tuple[torch.Tensor, torch.Tensor]:
-    a, b = _tensor(pred, "pred", owner), _tensor(target, "target", owner)
-    if a.shape != b.shape:
-        raise param_error(
-            "target",
-            owner,
-            f"of the prediction's shape {tuple(a.shape)}",
-            Described(f"shape {tuple(b.shape)}"),
-        )
-    if a.ndim < min_ndim:
-        raise param_error(
-            "pred",
-            owner,
-            "of shape (B, C, *spatial) for masks, (B, *spatial) for labels",
-            Described(f"shape {tuple(a.shape)}"),
-        )
+def _pair(
+    pred: Any, target: Any, owner: str, *, dtype: str, min_ndim: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    a = _tensor(pred, "pred", owner, dtype=dtype, min_ndim=min_ndim)
+    b = _tensor(target, "target", owner, dtype=dtype, min_ndim=min_ndim)
+    if a.shape != b.shape:  # the message names both: either may be the odd one
+        raise param_error("target", owner, f"of the shape of 'pred' {tuple(a.shape)}", describe(b))
     return a, b.to(a.device)
 
 
 def _counts(pred: Any, target: Any, owner: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    a, b = _pair(pred, target, owner, 3)
-    if a.dtype != torch.bool or b.dtype != torch.bool:
-        raise param_error(
-            "pred",
-            owner,
-            "boolean masks (B, C, *spatial)",
-            Described(f"dtypes {a.dtype}, {b.dtype}"),
-            cls=TypeError,
-        )
+    a, b = _pair(pred, target, owner, dtype="bool", min_ndim=3)
     dims = tuple(range(2, a.ndim))
     inter = (a & b).sum(dims).to(torch.float64)
     return inter, a.sum(dims).to(torch.float64), b.sum(dims).to(torch.float64)
@@ -65,15 +54,30 @@ def _counts(pred: Any, target: Any, owner: str) -> tuple[torch.Tensor, torch.Ten
 
 def dice(pred: Any, target: Any, *, smooth: float = 0.0, empty: float = 1.0) -> torch.Tensor:
     r""":math:`(2|I \cap Y| + s)/(|I| + |Y| + s)` per image and class: bool (B, C, \*spatial)
-    -> float64 (B, C); ``empty`` where both sets are empty and ``smooth == 0``."""
-    inter, n_pred, n_true = _counts(pred, target, "dice")
+    -> float64 (B, C); ``empty`` where both sets are empty and ``smooth == 0``. ``pred`` and
+    ``target`` are bool arrays of one shape (torch or numpy), ``smooth >= 0``, ``empty`` finite.
+
+    >>> dice(np.array([[[True, True]]]), np.array([[[True, False]]]))
+    tensor([[0.6667]], dtype=torch.float64)
+    """
+    owner = "dice"
+    inter, n_pred, n_true = _counts(pred, target, owner)
+    smooth = check_real("smooth", owner, smooth, low=0)
+    empty = check_real("empty", owner, empty)
     den = n_pred + n_true + smooth
     return torch.where(den > 0, (2 * inter + smooth) / den.clamp_min(1e-300), empty)
 
 
 def iou(pred: Any, target: Any, *, smooth: float = 0.0, empty: float = 1.0) -> torch.Tensor:
-    r""":math:`(|I \cap Y| + s)/(|I \cup Y| + s)` per image and class, as :func:`dice`."""
-    inter, n_pred, n_true = _counts(pred, target, "iou")
+    r""":math:`(|I \cap Y| + s)/(|I \cup Y| + s)` per image and class, as :func:`dice`.
+
+    >>> iou(np.array([[[True, True]]]), np.array([[[True, False]]]))
+    tensor([[0.5000]], dtype=torch.float64)
+    """
+    owner = "iou"
+    inter, n_pred, n_true = _counts(pred, target, owner)
+    smooth = check_real("smooth", owner, smooth, low=0)
+    empty = check_real("empty", owner, empty)
     den = n_pred + n_true - inter + smooth
     return torch.where(den > 0, (inter + smooth) / den.clamp_min(1e-300), empty)
 
@@ -81,17 +85,9 @@ def iou(pred: Any, target: Any, *, smooth: float = 0.0, empty: float = 1.0) -> t
 def _confusion(pred: Any, target: Any, num_classes: int, owner: str):
     """Per image and class: intersection, |pred = c|, |target = c| (labels outside [0, C) count
     as no class)."""
-    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 1:
-        raise param_error("num_classes", owner, "a positive int", num_classes)
-    a, b = _pair(pred, target, owner, 2)
-    if a.is_floating_point() or b.is_floating_point():
-        raise param_error(
-            "pred",
-            owner,
-            "integer label maps (B, *spatial)",
-            Described(f"dtypes {a.dtype}, {b.dtype}"),
-            cls=TypeError,
-        )
+    a, b = _pair(pred, target, owner, dtype="int", min_ndim=2)
+    num_classes = check_int("num_classes", owner, num_classes, low=1)
+    check_memory("num_classes", owner, num_classes, 3.0 * num_classes * a.numel())
     classes = torch.arange(num_classes, device=a.device).view(1, -1, 1)
     a1 = a.reshape(a.shape[0], 1, -1) == classes
     b1 = b.reshape(b.shape[0], 1, -1) == classes
@@ -125,8 +121,12 @@ def _per_dataset(metric: str, pred: Any, target: Any, num_classes: int, owner: s
 
 def miou_image(pred: Any, target: Any, num_classes: int) -> float:
     r""":math:`\mathrm{mIoU}^I`: mean over images of the mean IoU over classes present in the
-    label or the prediction. ``pred``, ``target``: int labels (B, \*spatial); labels outside
-    [0, ``num_classes``) (e.g. a void index) belong to no class."""
+    label or the prediction. ``pred``, ``target``: int labels (B, \*spatial) of one shape
+    (torch or numpy); labels outside [0, ``num_classes``) (e.g. a void index) belong to no class.
+
+    >>> miou_image(np.array([[0, 1, 1]]), np.array([[0, 1, 0]]), num_classes=2)
+    0.5
+    """
     return _per_image("iou", pred, target, num_classes, "miou_image")
 
 

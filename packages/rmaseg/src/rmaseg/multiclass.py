@@ -21,7 +21,11 @@ Ties go to the lowest class index.
 
 from __future__ import annotations
 
+import numpy as np
 import torch
+
+from paperkit import check_choice, check_real, check_tensor, describe, param_error
+from rmaseg.probabilities import METRICS, as_probs
 
 __all__ = ["UNASSIGNED_POLICIES", "increment_scores", "resolve_overlaps"]
 
@@ -30,15 +34,39 @@ UNASSIGNED_POLICIES = ("max_score", "void")
 
 
 def increment_scores(
-    probs: torch.Tensor, masks: torch.Tensor, metric: str, smooth: float = 0.0
+    probs: torch.Tensor | np.ndarray,
+    masks: torch.Tensor | np.ndarray,
+    metric: str,
+    smooth: float = 0.0,
 ) -> torch.Tensor:
-    r"""The increments :math:`\Delta_c[j]` above, (B, C, D) -> float64 (B, C, D).
+    r"""The increments :math:`\Delta_c[j]` above, float64 (B, C, D).
 
-    Written as factored differences (no subtraction of two nearly equal objectives):
-    Dice :math:`2(p\,a - \mu)/(a(a+1)) - s/(a(a-1))` with :math:`a = t + P + 1 + s`;
-    IoU :math:`(p - J_0 (1 - p)) / (b + 1 - p)` with :math:`b = t + P - \mu + s`,
-    :math:`J_0 = (\mu + s)/b`.
+    Shapes: probs (B, C, D) probabilities, masks bool (B, C, D) (torch or numpy). NaN, inf and
+    values outside [0, 1] in ``probs`` are refused (ValueError).
+
+    >>> increment_scores(np.array([[[0.5, 0.5]]]), np.array([[[True, False]]]), "iou")
+    tensor([[[0.1667, 0.1667]]], dtype=torch.float64)
     """
+    owner = "increment_scores"
+    x, _ = as_probs(probs, owner, ndim=3)
+    if not isinstance(masks, (np.ndarray, torch.Tensor)):
+        raise param_error("masks", owner, "a boolean array", describe(masks), cls=TypeError)
+    m = torch.as_tensor(masks, device=x.device)
+    check_tensor("masks", owner, m, ndim=3, dtype="bool", finite=False, nonempty=False)
+    if m.shape != x.shape:  # the message names both: either may be the odd one
+        raise param_error("masks", owner, f"of the shape of 'probs' {tuple(x.shape)}", describe(m))
+    metric = check_choice("metric", owner, metric, METRICS)
+    smooth = check_real("smooth", owner, smooth, low=0)
+    return _increments(x, m, metric, smooth)
+
+
+def _increments(
+    probs: torch.Tensor, masks: torch.Tensor, metric: str, smooth: float
+) -> torch.Tensor:
+    r""":func:`increment_scores` for checked inputs, written as factored differences (no
+    subtraction of two nearly equal objectives): Dice :math:`2(p\,a - \mu)/(a(a+1)) -
+    s/(a(a-1))` with :math:`a = t + P + 1 + s`; IoU :math:`(p - J_0 (1 - p)) / (b + 1 - p)` with
+    :math:`b = t + P - \mu + s`, :math:`J_0 = (\mu + s)/b`."""
     p = probs.to(torch.float64)
     unique = masks & (masks.sum(dim=1, keepdim=True) == 1)
     mu = torch.where(unique, p, 0).sum(dim=-1, keepdim=True)
@@ -70,7 +98,7 @@ def resolve_overlaps(
     active classes (every class when all were pruned). The label is the eligible class with the
     largest increment score; ``"void"`` writes ``void_index`` on unselected pixels instead.
     """
-    delta = increment_scores(probs, masks, metric, smooth)
+    delta = _increments(probs, masks, metric, smooth)
     selected = masks.any(dim=1)
     fallback = active | ~active.any(dim=1, keepdim=True)
     eligible = torch.where(selected.unsqueeze(1), masks, fallback.unsqueeze(-1))

@@ -1,7 +1,7 @@
 """The headline experiments at small scale: ``rmaseg reproduce [--quick] [--seed N] [--out DIR]``.
 
 (a) Binary, exactly calibrated 16x16 maps (d = 256), faint small objects and large confident
-    ones, and the card's small check (d = 10 pixels, p = u^3 with u uniform): threshold 0.5,
+    ones, and a small check (d = 10 pixels, p = u^3 with u uniform): threshold 0.5,
     exact RankDice / RankIoU, the anchor's RankDice-BA and RMA, ours (RMA, pruning 0.1, 0.5).
     Exact expected Dice and IoU per map (Poisson-binomial PMFs), a Monte Carlo check with 2,000
     label draws, decision time per map.
@@ -10,11 +10,14 @@
     mDice^I over (map, draw) pairs.
 (c) Decision time against d for threshold, RMA (sort, linear) and the anchor (see
     :mod:`rmaseg.bench` for the full benchmark).
+
+The report's claims, headline first: the gains over thresholding (a), near-Bayes (a), the
+multiclass gain over argmax (b) and equality with the anchor (a, b); each verdict is computed
+from the run by the rule in its ``why``.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -22,11 +25,11 @@ from typing import Any
 import numpy as np
 import torch
 
-from paperkit import figure, print_table, progress, save_figure
+from paperkit import Claim, Report, figure, print_table, progress, save_figure, time_callable
 from rmaseg.anchor import anchor_available, anchor_rule
 from rmaseg.api import rma_predict
 from rmaseg.baselines import argmax_predict, threshold_predict
-from rmaseg.bench import slopes, time_rules
+from rmaseg.bench import slopes, table, time_rules
 from rmaseg.data import calibrated_binary, calibrated_multiclass, sample_labels
 from rmaseg.exact import expected_dice, expected_iou, rankdice_exact, rankiou_exact
 from rmaseg.metrics import mdice_image, miou_image
@@ -68,12 +71,17 @@ def multiclass_rules() -> dict[str, Rule]:
 
 
 def _timed(rule: Rule, p: torch.Tensor) -> tuple[torch.Tensor, float]:
-    start = time.perf_counter()
-    out = rule(p)
-    return out, 1e3 * (time.perf_counter() - start)
+    """The rule's output on ``p`` and the milliseconds of that one call."""
+    out: list[torch.Tensor] = []
+    timing = time_callable(lambda: out.append(rule(p)), warmup=0, min_repeats=1, min_time=0.0)
+    return out[0], 1e3 * timing.median_s
 
 
 REGIMES = ("faint", "confident", "u^3, d=10")
+#: The rules part (c) times.
+TIMED = ("threshold", "RMA-sort", "RMA-linear", "anchor RMA", "anchor BA")
+#: RMA is near the Bayes rule when it keeps at least this % of exact RankDice's E[Dice].
+NEAR_BAYES = 98.0
 
 
 def _binary_maps(regime: str, n: int, seed: int) -> torch.Tensor:
@@ -182,17 +190,103 @@ def _plot(binary: list[dict], multi: list[dict], timing: list[dict], out: Path) 
     return save_figure(fig, out / "rmaseg.png")
 
 
+def _row(rows: list[dict[str, Any]], regime: str, rule: str) -> dict[str, Any]:
+    return next(r for r in rows if r["objects"] == regime and r["rule"] == rule)
+
+
+def _gain_claim(binary: list[dict[str, Any]]) -> Claim:
+    """Held when RMA's E[Dice] is at least the threshold's in every regime and the gain is
+    larger on faint than on confident objects."""
+    gains = {
+        g: _row(binary, g, "RMA dice (0.1)")["E[Dice]"]
+        - _row(binary, g, "threshold 0.5")["E[Dice]"]
+        for g in REGIMES
+    }
+    kept = {g: _row(binary, g, "threshold 0.5")["% of RankDice"] for g in REGIMES}
+    holds = min(gains.values()) >= 0 and gains["faint"] > gains["confident"]
+    return Claim(
+        "RankSEG-RMA keeps the gains of the consistent RankSEG rules over thresholding, largest "
+        "on small, uncertain objects",
+        paper="headline mIoU^I, argmax -> RMA: SegFormer ADE20K 54.09 -> 54.72, Cityscapes "
+        "73.32 -> 74.10, VOC 86.86 -> 87.28; LiTS/KiTS +1.6 to +2.5",
+        measured="E[Dice] gain of RMA (0.1) over threshold 0.5: "
+        + ", ".join(
+            f"{g} {gains[g]:+.4f} (threshold keeps {kept[g]:.1f} % of RankDice)" for g in REGIMES
+        ),
+        verdict="held" if holds else "not held",
+        why="exactly calibrated synthetic maps with exact expectations, not trained segmenters; "
+        "held when the gain is >= 0 in every regime and larger on faint than on confident objects",
+    )
+
+
+def _bayes_claim(binary: list[dict[str, Any]]) -> Claim:
+    """Held when RMA keeps at least 98 % of the exact RankDice's E[Dice] in every regime."""
+    kept = {g: _row(binary, g, "RMA dice (0.1)")["% of RankDice"] for g in REGIMES}
+    return Claim(
+        "The reciprocal moment approximation loses little against the exact Bayes rule (RankDice)",
+        paper="RMA maximises a Jensen lower bound of the expected metric (no gap number retrieved)",
+        measured="RMA dice (0.1), % of exact RankDice's E[Dice]: "
+        + ", ".join(f"{g} {v:.2f}" for g, v in kept.items()),
+        verdict="held" if min(kept.values()) >= NEAR_BAYES else "not held",
+        why=f"held when RMA keeps at least {NEAR_BAYES:g} % in every regime; exact expectations",
+    )
+
+
+def _multiclass_claim(multi: list[dict[str, Any]]) -> Claim:
+    """Held when RMA-IoU's mIoU^I is at least argmax's."""
+    miou = {r["rule"]: r["mIoU^I"] for r in multi}
+    gain = miou["RMA iou (0.1)"] - miou["argmax"]
+    return Claim(
+        "RMA extends the gains to non-overlapping (multiclass) labels: mIoU^I above argmax",
+        paper="+0.4 to +0.8 mIoU^I over argmax on ADE20K, Cityscapes and VOC (headline table)",
+        measured=f"mIoU^I argmax {miou['argmax']:.2f}, RMA iou (0.1) {miou['RMA iou (0.1)']:.2f} "
+        f"({gain:+.2f})",
+        verdict="held" if gain >= 0 else "not held",
+        why="held when RMA-IoU's mIoU^I is at least argmax's; synthetic softmax maps with large "
+        "smooth regions, where the gain is smaller than on real small structures",
+    )
+
+
+def _anchor_claim(binary: list[dict[str, Any]], multi: list[dict[str, Any]]) -> Claim:
+    """Held when every mask and label map equals the anchor's RMA at the same settings."""
+    statement = "Our RMA decisions equal the authors' implementation (rankseg, solver='RMA')"
+    paper = "the authors' rankseg package, RankSEG(solver='RMA', pruning_prob=0.1)"
+    if not anchor_available():
+        return Claim(
+            statement,
+            paper=paper,
+            measured="rankseg is not installed",
+            verdict="not testable here",
+            why="pip install rankseg to compare",
+        )
+    agree = [r["same mask as anchor RMA"] for r in binary if r["rule"] == "RMA dice (0.1)"]
+    agree += [
+        r["same labels as anchor"]
+        for r in multi
+        if r["rule"].startswith("RMA") and "(0.1)" in r["rule"]
+    ]
+    equal = all(a.split("/")[0] == a.split("/")[1] for a in agree)
+    return Claim(
+        statement,
+        paper=paper,
+        measured="maps equal to the anchor's: " + ", ".join(agree),
+        verdict="held" if equal else "not held",
+        why="held when every binary mask (3 regimes) and multiclass label map (Dice, IoU) equals "
+        "the anchor's",
+    )
+
+
 def reproduce(
     *,
-    quick: bool = False,
-    seed: int = 0,
+    quick: bool,
+    seed: int,
     out: Path,
     n_binary: int | None = None,
     n_multiclass: int | None = None,
     draws: int | None = None,
     sizes: list[int] | None = None,
-) -> dict[str, Any]:
-    """Run (a), (b), (c); print the tables, write ``rmaseg.png``; return the results.
+) -> Report:
+    """Run (a), (b), (c); print the tables, write ``rmaseg.png``; return the claims.
 
     ``n_binary``, ``n_multiclass``, ``draws`` and ``sizes`` override the numbers of maps, label
     draws and the d of part (c) (for smoke tests).
@@ -205,55 +299,31 @@ def reproduce(
     print_table(binary, title=f"(a) binary, {n_binary} maps per regime, exact expectations")
     multi = run_multiclass(n_multiclass, draws, seed)
     print_table(multi, title=f"(b) multiclass, {n_multiclass} maps 32x32, C=4, {draws} draws")
-    limits = {
-        "threshold": max(sizes),
-        "RMA-sort": max(sizes),
-        "RMA-linear": max(sizes),
-        "anchor RMA": max(sizes),
-        "anchor BA": max(sizes),
-    }
-    timing = time_rules(sizes, limits, min_run_time=0.1, description="(c) timing")
+    measured = time_rules(
+        sizes, dict.fromkeys(TIMED, max(sizes)), min_time=0.1, description="(c) timing"
+    )
+    timing = table(measured)
     print_table(timing, title="(c) decision time per map (ms), one class, float32")
-    fitted = slopes(timing)
+    fitted = slopes(measured)
     print_table(fitted, title="(c) log-log slopes")
     if not anchor_available():
         print("rankseg is not installed: the anchor rows are left out.")
-
-    def row(regime: str, rule: str) -> dict[str, Any]:
-        return next(r for r in binary if r["objects"] == regime and r["rule"] == rule)
-
-    gains = {
-        g: row(g, "RMA dice (0.1)")["E[Dice]"] - row(g, "threshold 0.5")["E[Dice]"] for g in REGIMES
-    }
-    within = min(row(g, "RMA dice (0.1)")["% of RankDice"] for g in REGIMES)
-    argmax_miou = next(r["mIoU^I"] for r in multi if r["rule"] == "argmax")
-    rma_miou = next(r["mIoU^I"] for r in multi if r["rule"] == "RMA iou (0.1)")
-    agree = [r["same mask as anchor RMA"] for r in binary if r["rule"] == "RMA dice (0.1)"]
-    agree += [
-        r["same labels as anchor"]
-        for r in multi
-        if r["rule"].startswith("RMA") and "(0.1)" in r["rule"]
+    claims = [
+        _gain_claim(binary),
+        _bayes_claim(binary),
+        _multiclass_claim(multi),
+        _anchor_claim(binary, multi),
     ]
-    checks = {
-        "RMA Dice >= threshold in every regime": min(gains.values()) >= 0,
-        "larger gain on faint than on confident objects": gains["faint"] > gains["confident"],
-        "RMA within 2% of exact RankDice": within >= 98.0,
-        "multiclass RMA-IoU mIoU^I >= argmax": rma_miou >= argmax_miou,
-        "masks identical to the anchor's RMA": all(
-            a.split("/")[0] == a.split("/")[1] for a in agree
-        )
-        if anchor_available()
-        else None,
-    }
-    supported = all(v for v in checks.values() if v is not None)
-    print_table([{"check": k, "holds": v} for k, v in checks.items()], title="claims")
-    print(f"claim_supported = {supported}")
-    _plot(binary, multi, timing, out)
-    return {
-        "binary": {"n": n_binary, "size": 16, "rows": binary},
-        "multiclass": {"n": n_multiclass, "C": 4, "size": 32, "draws": draws, "rows": multi},
-        "timing": {"rows": timing, "slopes": fitted},
-        "checks": checks,
-        "claim_supported": supported,
-        "anchor": anchor_available(),
-    }
+    print_table([{"claim": c.statement, "verdict": c.verdict} for c in claims], title="claims")
+    figure_path = _plot(binary, multi, timing, out)
+    return Report(
+        claims=claims,
+        tables={"binary": binary, "multiclass": multi, "timing": timing, "slopes": fitted},
+        figures=[figure_path],
+        settings={
+            "binary": {"n": n_binary, "size": 16, "regimes": list(REGIMES), "mc_draws": 2000},
+            "multiclass": {"n": n_multiclass, "C": 4, "size": 32, "draws": draws},
+            "timing": {"sizes": sizes, "rules": list(TIMED), "threads": 1, "dtype": "float32"},
+            "anchor": anchor_available(),
+        },
+    )

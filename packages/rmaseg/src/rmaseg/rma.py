@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from paperkit import Described, check_choice, param_error
-from rmaseg.checks import as_probs, check_metric, check_smooth
+from paperkit import check_choice, check_real, check_tensor, describe, param_error
+from rmaseg.probabilities import METRICS, as_probs
 
 __all__ = [
     "MAX_DINKELBACH_ITERATIONS",
@@ -142,11 +142,19 @@ def optimal_tau(
 
     Returns:
         LongTensor (B, C) on the input's device (no pruning applied).
+
+    Shapes:
+        probs: (B, C, D), B may be 0. Returns (B, C).
+
+    NaN, inf and values outside [0, 1] in ``probs`` are refused (ValueError).
+
+    >>> optimal_tau(torch.tensor([[[0.9, 0.6, 0.1]]]))
+    tensor([[2]])
     """
     owner = "optimal_tau"
-    x, _ = as_probs(probs, owner, exact_ndim=3)
-    metric = check_metric(metric, owner)
-    smooth = check_smooth(smooth, owner)
+    x, _ = as_probs(probs, owner, ndim=3)
+    metric = check_choice("metric", owner, metric, METRICS)
+    smooth = check_real("smooth", owner, smooth, low=0)
     solver = check_choice("solver", owner, solver, SOLVERS)
     if solver == "linear" and smooth > 0:
         raise param_error("smooth", owner, "0 with solver='linear'", smooth)
@@ -159,22 +167,25 @@ def rma_objective(p: Any, mask: Any, metric: str = "dice", smooth: float = 0.0) 
     r"""The RMA surrogate :math:`D(I)` or :math:`J(I)` of any mask ``I`` of one map.
 
     Args:
-        p: (D,) probabilities (torch or numpy).
-        mask: (D,) boolean mask of the same length.
+        p: probabilities (torch or numpy).
+        mask: boolean mask of the same length (torch or numpy).
+
+    Shapes:
+        p, mask: (D,), D >= 1.
+
+    NaN, inf and values outside [0, 1] in ``p`` are refused (ValueError).
+
+    >>> rma_objective(np.array([0.9, 0.6, 0.1]), np.array([True, True, False]))  # 3 / 4.6
+    0.6521739130434783
     """
     owner = "rma_objective"
-    x, _ = as_probs(p, owner, min_ndim=1, exact_ndim=1)
-    metric = check_metric(metric, owner)
-    smooth = check_smooth(smooth, owner)
+    x, _ = as_probs(p, owner, ndim=1, name="p")
+    if not isinstance(mask, (np.ndarray, torch.Tensor)):
+        raise param_error("mask", owner, "a boolean array", describe(mask), cls=TypeError)
     m = torch.as_tensor(mask, device=x.device)
-    if m.dtype != torch.bool:
-        raise param_error(
-            "mask", owner, "a boolean array", Described(f"dtype {m.dtype}"), cls=TypeError
-        )
-    if m.shape != x.shape:
-        raise param_error(
-            "mask", owner, f"of shape {tuple(x.shape)}", Described(f"shape {tuple(m.shape)}")
-        )
+    check_tensor("mask", owner, m, shape=(x.shape[0],), dtype="bool", finite=False)
+    metric = check_choice("metric", owner, metric, METRICS)
+    smooth = check_real("smooth", owner, smooth, low=0)
     x = x.to(torch.float64)
     S, tau, P = x[m].sum(), m.sum().to(torch.float64), x.sum()
     return float(rma_value(S, tau, P, metric, smooth))

@@ -10,41 +10,56 @@ NeurIPS 2025, arXiv 2507.00361).
 True
 """
 
-from scbfgs.baselines import damped_newton, gradient_descent_armijo, scipy_bfgs
-from scbfgs.bfgs import BFGSResult, bfgs, initial_inverse, minimize
-from scbfgs.diagnostics import newton_decrement, newton_solve, psi
-from scbfgs.linesearch import LineSearchError, check_wolfe, weak_wolfe_search
-from scbfgs.problems import (
-    Problem,
-    affine_transform,
-    breast_cancer_logistic,
-    cubic_chain,
-    log_barrier,
-    log_sum_exp,
-    logistic_l2,
-    quadratic,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "BFGSResult",
-    "LineSearchError",
-    "Problem",
-    "affine_transform",
-    "bfgs",
-    "breast_cancer_logistic",
-    "check_wolfe",
-    "cubic_chain",
-    "damped_newton",
-    "gradient_descent_armijo",
-    "initial_inverse",
-    "log_barrier",
-    "log_sum_exp",
-    "logistic_l2",
-    "minimize",
-    "newton_decrement",
-    "newton_solve",
-    "psi",
-    "quadratic",
-    "scipy_bfgs",
-    "weak_wolfe_search",
-]
+from paperkit.lazy import lazy_exports
+
+if TYPE_CHECKING:  # the same names for static tools; `x as x` marks a re-export
+    from scbfgs.baselines import damped_newton as damped_newton
+    from scbfgs.baselines import gradient_descent_armijo as gradient_descent_armijo
+    from scbfgs.baselines import scipy_bfgs as scipy_bfgs
+    from scbfgs.diagnostics import newton_decrement as newton_decrement
+    from scbfgs.diagnostics import newton_solve as newton_solve
+    from scbfgs.diagnostics import psi as psi
+    from scbfgs.linesearch import LineSearchError as LineSearchError
+    from scbfgs.linesearch import check_wolfe as check_wolfe
+    from scbfgs.linesearch import weak_wolfe_search as weak_wolfe_search
+    from scbfgs.problems import Problem as Problem
+    from scbfgs.problems import affine_transform as affine_transform
+    from scbfgs.problems import breast_cancer_logistic as breast_cancer_logistic
+    from scbfgs.problems import cubic_chain as cubic_chain
+    from scbfgs.problems import log_barrier as log_barrier
+    from scbfgs.problems import log_sum_exp as log_sum_exp
+    from scbfgs.problems import logistic_l2 as logistic_l2
+    from scbfgs.problems import quadratic as quadratic
+    from scbfgs.solver import BFGSResult as BFGSResult
+    from scbfgs.solver import bfgs as bfgs
+    from scbfgs.solver import minimize as minimize
+
+__version__ = "0.1.0"
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "BFGSResult": "solver",
+        "LineSearchError": "linesearch",
+        "Problem": "problems",
+        "affine_transform": "problems",
+        "bfgs": "solver",
+        "breast_cancer_logistic": "problems",
+        "check_wolfe": "linesearch",
+        "cubic_chain": "problems",
+        "damped_newton": "baselines",
+        "gradient_descent_armijo": "baselines",
+        "log_barrier": "problems",
+        "log_sum_exp": "problems",
+        "logistic_l2": "problems",
+        "minimize": "solver",
+        "newton_decrement": "diagnostics",
+        "newton_solve": "diagnostics",
+        "psi": "diagnostics",
+        "quadratic": "problems",
+        "scipy_bfgs": "baselines",
+        "weak_wolfe_search": "linesearch",
+    },
+)

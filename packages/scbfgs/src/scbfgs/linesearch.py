@@ -22,7 +22,7 @@ import math
 import warnings
 from collections.abc import Callable
 
-from paperkit import param_error
+from paperkit import check_callable, check_int, check_real
 
 __all__ = ["LineSearchError", "check_wolfe", "check_wolfe_constants", "weak_wolfe_search"]
 
@@ -31,19 +31,18 @@ class LineSearchError(RuntimeError):
     """The line search found no weak-Wolfe step (non-descent direction, or too many trials)."""
 
 
-def check_wolfe_constants(owner: str, alpha: float, beta: float) -> None:
-    """Raise the worded ValueError unless 0 < alpha < beta < 1; warn when alpha >= 1/2 (the
-    analysis, and unit steps near the solution, need alpha < 1/2)."""
-    if not 0.0 < alpha < 1.0:
-        raise param_error("alpha", owner, "in (0, 1/2)", alpha)
-    if not alpha < beta < 1.0:
-        raise param_error("beta", owner, f"in (alpha, 1) = ({alpha}, 1)", beta)
+def check_wolfe_constants(owner: str, alpha: float, beta: float) -> tuple[float, float]:
+    """``(alpha, beta)`` as floats when 0 < alpha < beta < 1, else the worded error; warn when
+    alpha >= 1/2 (the analysis, and unit steps near the solution, need alpha < 1/2)."""
+    alpha = check_real("alpha", owner, alpha, low=0, high=1, low_open=True, high_open=True)
+    beta = check_real("beta", owner, beta, low=alpha, high=1, low_open=True, high_open=True)
     if alpha >= 0.5:
         warnings.warn(
             f"alpha = {alpha} >= 1/2: unit steps may be rejected near the solution, and the "
             "convergence theory does not apply.",
             stacklevel=3,
         )
+    return alpha, beta
 
 
 def check_wolfe(
@@ -55,7 +54,21 @@ def check_wolfe(
     alpha: float,
     beta: float,
 ) -> bool:
-    """Whether step ``eta`` satisfies both weak-Wolfe inequalities."""
+    """Whether step ``eta`` satisfies both weak-Wolfe inequalities.
+
+    ``phi_eta`` may be ``inf`` (a step outside the domain: Armijo fails); any other NaN or inf is
+    refused (ValueError), as are constants outside 0 < alpha < beta < 1.
+
+    >>> check_wolfe(0.0, -1.0, -0.5, -0.05, 1.0, 0.1, 0.9)
+    True
+    """
+    owner = "check_wolfe"
+    phi0 = check_real("phi0", owner, phi0)
+    dphi0 = check_real("dphi0", owner, dphi0)
+    phi_eta = check_real("phi_eta", owner, phi_eta, finite=False)
+    dphi_eta = check_real("dphi_eta", owner, dphi_eta)
+    eta = check_real("eta", owner, eta, low=0, low_open=True)
+    alpha, beta = check_wolfe_constants(owner, alpha, beta)
     armijo = phi_eta <= phi0 + alpha * eta * dphi0
     curvature = dphi_eta >= beta * dphi0
     return bool(armijo and curvature)
@@ -83,14 +96,24 @@ def weak_wolfe_search(
             evaluations).
 
     Raises:
-        LineSearchError: :math:`\phi'(0)\ge 0` (not a descent direction), or no admissible step
-            within ``max_trials`` trials.
+        LineSearchError: :math:`\phi'(0)\ge 0` (not a descent direction), :math:`\phi'` not
+            finite at a trial step, or no admissible step within ``max_trials`` trials.
+
+    NaN and inf: ``phi0`` and ``dphi0`` (given or computed) must be finite (ValueError naming
+    them); a trial where :math:`\phi` is NaN or inf counts as leaving the domain (the step
+    shrinks).
+
+    >>> weak_wolfe_search(lambda t: t * t / 2 - t, lambda t: t - 1)  # the unit step is admissible
+    (1.0, 1)
     """
-    check_wolfe_constants("weak_wolfe_search", alpha, beta)
-    if not eta0 > 0:
-        raise param_error("eta0", "weak_wolfe_search", "positive", eta0)
-    phi0 = phi(0.0) if phi0 is None else phi0
-    dphi0 = dphi(0.0) if dphi0 is None else dphi0
+    owner = "weak_wolfe_search"
+    check_callable("phi", owner, phi)
+    check_callable("dphi", owner, dphi)
+    alpha, beta = check_wolfe_constants(owner, alpha, beta)
+    eta0 = check_real("eta0", owner, eta0, low=0, low_open=True)
+    max_trials = check_int("max_trials", owner, max_trials, low=1)
+    phi0 = check_real("phi0", owner, phi(0.0) if phi0 is None else phi0)
+    dphi0 = check_real("dphi0", owner, dphi(0.0) if dphi0 is None else dphi0)
     if not dphi0 < 0:
         raise LineSearchError(f"Not a descent direction: phi'(0) = {dphi0:.3g} >= 0.")
     lo, hi, eta = 0.0, math.inf, eta0
@@ -98,10 +121,14 @@ def weak_wolfe_search(
         value = phi(eta)
         if not (math.isfinite(value) and value <= phi0 + alpha * eta * dphi0):
             hi = eta  # Armijo fails (or the step leaves the domain): shrink
-        elif dphi(eta) < beta * dphi0:
-            lo = eta  # curvature fails: the step is too short
         else:
-            return eta, trial
+            slope = dphi(eta)
+            if not math.isfinite(slope):
+                raise LineSearchError(f"phi'({eta:.3g}) = {slope} is not finite.")
+            if slope < beta * dphi0:
+                lo = eta  # curvature fails: the step is too short
+            else:
+                return eta, trial
         if hi == math.inf:
             eta = 2.0 * eta
         elif lo == 0.0:

@@ -11,4 +11,5 @@ PAPER = Paper(
     status="done",
     reproduce="scbfgs.reproduce:reproduce",
     bench="scbfgs.bench:bench",
+    gpu=False,  # numpy and scipy only: `scbfgs bench --device cuda` is refused
 )

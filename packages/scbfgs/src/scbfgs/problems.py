@@ -14,7 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from paperkit import param_error
+from paperkit import (
+    Described,
+    check_array,
+    check_int,
+    check_memory,
+    check_real,
+    describe,
+    param_error,
+)
+from scbfgs.diagnostics import smallest_eigenvalue
 
 __all__ = [
     "Problem",
@@ -42,19 +51,8 @@ class Problem:
     dim: int
 
 
-def _matrix(name: str, owner: str, A: Array, rows: int | None = None) -> Array:
-    A = np.asarray(A, dtype=float)
-    if A.ndim != 2 or (rows is not None and A.shape[0] != rows) or not np.isfinite(A).all():
-        raise param_error(
-            name, owner, "a finite 2-D array" + (f" with {rows} rows" if rows else ""), A.shape
-        )
-    return A
-
-
 def _positive(name: str, owner: str, value: float) -> float:
-    if not (np.isscalar(value) and np.isfinite(value) and value > 0):
-        raise param_error(name, owner, "a positive number", value)
-    return float(value)
+    return check_real(name, owner, value, low=0, low_open=True)
 
 
 def logistic_l2(A: Array, b: Array, mu: float) -> Problem:
@@ -65,14 +63,22 @@ def logistic_l2(A: Array, b: Array, mu: float) -> Problem:
     The loss :math:`\ell(z)=\log(1+e^{-z})` has :math:`|\ell'''|\le 1/(6\sqrt3)`, so the Hessian is
     :math:`L_2`-Lipschitz with :math:`L_2=\frac{1}{6\sqrt3}\frac1n\sum_i\lVert a_i\rVert^3` and
     :math:`M=L_2/\mu^{3/2}`.
+
+    Shapes: A (n, d), b (n,). NaN or inf in ``A`` is refused (ValueError), as are labels other
+    than -1 and +1 and ``mu <= 0``.
+
+    >>> p = logistic_l2(np.eye(2), np.array([1.0, -1.0]), mu=1.0)
+    >>> round(p.f(np.zeros(2)), 6)  # log 2
+    0.693147
     """
-    A = _matrix("A", "logistic_l2", A)
-    b = np.asarray(b, dtype=float)
-    if b.shape != (A.shape[0],) or not np.isin(b, (-1.0, 1.0)).all():
-        raise param_error(
-            "b", "logistic_l2", f"labels in {{-1, +1}} of shape ({A.shape[0]},)", b.shape
-        )
-    mu = _positive("mu", "logistic_l2", mu)
+    owner = "logistic_l2"
+    dims: dict = {}
+    A = check_array("A", owner, A, shape=("n", "d"), dims=dims).astype(float)
+    b = check_array("b", owner, b, shape=("n",), dims=dims).astype(float)
+    if not np.isin(b, (-1.0, 1.0)).all():
+        labels = np.unique(b)[:5].tolist()
+        raise param_error("b", owner, "labels in {-1, +1}", Described(f"labels {labels}"))
+    mu = _positive("mu", owner, mu)
     n, d = A.shape
     BA = b[:, None] * A
 
@@ -93,7 +99,9 @@ def logistic_l2(A: Array, b: Array, mu: float) -> Problem:
 
 
 def breast_cancer_logistic(mu: float) -> Problem:
-    """:func:`logistic_l2` on scikit-learn's bundled breast-cancer data (569 x 30, standardised)."""
+    """:func:`logistic_l2` on scikit-learn's bundled breast-cancer data (569 x 30, standardised);
+    ``mu > 0`` (finite)."""
+    mu = _positive("mu", "breast_cancer_logistic", mu)
     from sklearn.datasets import load_breast_cancer
 
     data = load_breast_cancer()
@@ -123,11 +131,19 @@ def cubic_chain(d: int, mu: float, delta: float = 1.0) -> Problem:
     :math:`g''(w)=6\min(|w|,\delta)` is bounded and 6-Lipschitz. With the difference matrix
     :math:`D`, :math:`\nabla^2f=\frac13D^\top\mathrm{diag}(g''(Dx))D+\mu I` is Lipschitz with
     :math:`L_2=2\lVert D\rVert_2^3` and :math:`M=L_2/\mu^{3/2}`.
+
+    ``d >= 2``; ``mu`` and ``delta`` positive and finite; a ``d`` whose dense d x d matrices would
+    not fit in memory is refused.
+
+    >>> p = cubic_chain(d=3, mu=1.0)
+    >>> p.f(np.zeros(3)), p.grad(np.zeros(3))
+    (0.0, array([-1.,  0.,  0.]))
     """
-    if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 2:
-        raise param_error("d", "cubic_chain", "an integer >= 2", d)
-    mu = _positive("mu", "cubic_chain", mu)
-    delta = _positive("delta", "cubic_chain", delta)
+    owner = "cubic_chain"
+    d = check_int("d", owner, d, low=2)
+    mu = _positive("mu", owner, mu)
+    delta = _positive("delta", owner, delta)
+    check_memory("d", owner, d, 4 * 8 * d * d)  # D, the Hessian and its products
     D = _difference(d)
 
     def g(w: Array) -> Array:
@@ -157,17 +173,23 @@ def cubic_chain(d: int, mu: float, delta: float = 1.0) -> Problem:
 
 def quadratic(Q: Array, b: Array) -> Problem:
     r""":math:`f(x)=\frac12x^\top Qx-b^\top x` with :math:`Q\succ0`; its Hessian is constant, so
-    :math:`M=0`."""
-    Q = _matrix("Q", "quadratic", Q)
-    if Q.shape[0] != Q.shape[1] or not np.allclose(Q, Q.T):
-        raise param_error("Q", "quadratic", "a symmetric square matrix", Q.shape)
+    :math:`M=0`.
+
+    Shapes: Q (d, d) symmetric positive definite, b (d,). NaN or inf is refused (ValueError).
+
+    >>> quadratic(2.0 * np.eye(2), np.ones(2)).grad(np.zeros(2))
+    array([-1., -1.])
+    """
+    owner = "quadratic"
+    dims: dict = {}
+    Q = check_array("Q", owner, Q, shape=("d", "d"), dims=dims).astype(float)
+    b = check_array("b", owner, b, shape=("d",), dims=dims).astype(float)
+    if not np.allclose(Q, Q.T):
+        raise param_error("Q", owner, "symmetric", Described("a non-symmetric matrix"))
     try:
         np.linalg.cholesky(Q)
     except np.linalg.LinAlgError:
-        raise param_error("Q", "quadratic", "positive definite", "a matrix that is not") from None
-    b = np.asarray(b, dtype=float)
-    if b.shape != (Q.shape[0],):
-        raise param_error("b", "quadratic", f"of shape ({Q.shape[0]},)", b.shape)
+        raise param_error("Q", owner, "positive definite", smallest_eigenvalue(Q)) from None
     return Problem(
         "quadratic",
         lambda x: float(0.5 * x @ Q @ x - b @ x),
@@ -184,12 +206,17 @@ def log_sum_exp(A: Array, b: Array, mu: float) -> Problem:
     With :math:`u=Ah` and softmax weights :math:`p`, :math:`D^3f[h,h,h]=\sum_ip_i(u_i-\bar u)^3`, so
     :math:`|D^3f[h,h,h]|\le 8\max_i\lVert a_i\rVert^3\lVert h\rVert^3`:
     :math:`L_2=8\max_i\lVert a_i\rVert^3`.
+
+    Shapes: A (m, d), b (m,). NaN or inf is refused (ValueError); ``mu > 0``.
+
+    >>> round(log_sum_exp(np.eye(2), np.zeros(2), mu=1.0).f(np.zeros(2)), 6)  # log 2
+    0.693147
     """
-    A = _matrix("A", "log_sum_exp", A)
-    b = np.asarray(b, dtype=float)
-    if b.shape != (A.shape[0],):
-        raise param_error("b", "log_sum_exp", f"of shape ({A.shape[0]},)", b.shape)
-    mu = _positive("mu", "log_sum_exp", mu)
+    owner = "log_sum_exp"
+    dims: dict = {}
+    A = check_array("A", owner, A, shape=("m", "d"), dims=dims).astype(float)
+    b = check_array("b", owner, b, shape=("m",), dims=dims).astype(float)
+    mu = _positive("mu", owner, mu)
     d = A.shape[1]
 
     def softmax(x: Array) -> Array:
@@ -221,15 +248,20 @@ def log_barrier(A: Array, b: Array, c: Array, mu: float) -> Problem:
     It is self-concordant in the classical sense (constant 2) but its Hessian is not globally
     Lipschitz, so there is no finite strong self-concordance bound: ``M_bound`` is ``inf``. It is
     the case of a start outside the domain.
+
+    Shapes: A (m, d), b (m,), c (d,). NaN or inf is refused (ValueError); ``mu > 0``.
+
+    >>> p = log_barrier(np.eye(1), np.ones(1), np.zeros(1), mu=1.0)
+    >>> p.f(np.zeros(1)), p.f(np.full(1, 2.0))  # outside the domain: inf
+    (0.0, inf)
     """
-    A = _matrix("A", "log_barrier", A)
+    owner = "log_barrier"
+    dims: dict = {}
+    A = check_array("A", owner, A, shape=("m", "d"), dims=dims).astype(float)
+    b = check_array("b", owner, b, shape=("m",), dims=dims).astype(float)
+    c = check_array("c", owner, c, shape=("d",), dims=dims).astype(float)
+    mu = _positive("mu", owner, mu)
     m, d = A.shape
-    b, c = np.asarray(b, dtype=float), np.asarray(c, dtype=float)
-    if b.shape != (m,):
-        raise param_error("b", "log_barrier", f"of shape ({m},)", b.shape)
-    if c.shape != (d,):
-        raise param_error("c", "log_barrier", f"of shape ({d},)", c.shape)
-    mu = _positive("mu", "log_barrier", mu)
 
     def f(x: Array) -> float:
         slack = b - A @ x
@@ -249,15 +281,24 @@ def log_barrier(A: Array, b: Array, c: Array, mu: float) -> Problem:
 
 def affine_transform(problem: Problem, A: Array, c: Array) -> Problem:
     r"""The problem :math:`z\mapsto f(Az+c)`: gradient :math:`A^\top\nabla f`, Hessian
-    :math:`A^\top\nabla^2fA`. :math:`M` is affine invariant, so ``M_bound`` is unchanged."""
-    A = _matrix("A", "affine_transform", A, rows=problem.dim)
-    if A.shape[1] != problem.dim or abs(np.linalg.det(A)) == 0:
+    :math:`A^\top\nabla^2fA`. :math:`M` is affine invariant, so ``M_bound`` is unchanged.
+
+    Shapes: A (d, d) invertible, c (d,) with d = ``problem.dim``. NaN or inf is refused.
+
+    >>> q = affine_transform(quadratic(np.eye(2), np.zeros(2)), 2.0 * np.eye(2), np.ones(2))
+    >>> q.f(-0.5 * np.ones(2))  # A z + c = 0
+    0.0
+    """
+    owner = "affine_transform"
+    if not isinstance(problem, Problem):
+        raise param_error("problem", owner, "a Problem", describe(problem), cls=TypeError)
+    d = problem.dim
+    A = check_array("A", owner, A, shape=(d, d)).astype(float)
+    c = check_array("c", owner, c, shape=(d,)).astype(float)
+    if np.linalg.matrix_rank(A) < d:
         raise param_error(
-            "A", "affine_transform", f"an invertible {problem.dim} x {problem.dim} matrix", A.shape
+            "A", owner, "invertible", Described(f"a matrix of rank {np.linalg.matrix_rank(A)}")
         )
-    c = np.asarray(c, dtype=float)
-    if c.shape != (problem.dim,):
-        raise param_error("c", "affine_transform", f"of shape ({problem.dim},)", c.shape)
     return Problem(
         f"{problem.name} o affine",
         lambda z: problem.f(A @ z + c),

@@ -16,7 +16,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from paperkit import check_choice
+from paperkit import check_choice, check_memory, check_real, describe
 from zeros.layers import check_attention_args, check_input
 from zeros.rope import RotaryEmbedding
 
@@ -38,12 +38,24 @@ class _Projected(nn.Module):
         rope: bool,
         bias: bool,
         dropout: float,
+        causal: bool,
     ):
         super().__init__()
         self.head_dim = check_attention_args(
-            owner, dim, num_heads, max_seq_len, rope=rope, dropout=dropout
+            owner,
+            dim,
+            num_heads,
+            max_seq_len,
+            rope=rope,
+            bias=bias,
+            dropout=dropout,
+            causal=causal,
+            width=3,
         )
         self.dim, self.num_heads, self.max_seq_len = dim, num_heads, max_seq_len
+        self.causal = causal
+        #: the longest input the layer takes (None: any length, without RoPE)
+        self.max_positions = max_seq_len if rope else None
         self.in_proj = nn.Linear(dim, 3 * dim, bias=bias)
         self.out_proj = nn.Linear(dim, dim, bias=bias)
         self.dropout = nn.Dropout(dropout)
@@ -66,7 +78,14 @@ class _Projected(nn.Module):
 
 
 class SoftmaxAttention(_Projected):
-    """Multi-head softmax attention with RoPE, through ``F.scaled_dot_product_attention``."""
+    """Multi-head softmax attention with RoPE, through ``F.scaled_dot_product_attention``.
+
+    Shapes:
+        x: (B, T, D) with T <= ``max_seq_len`` when ``rope``. Returns (B, T, D).
+
+    ``x`` must have the dtype and device of the layer's parameters; NaN or inf in ``x`` is
+    refused (ValueError).
+    """
 
     def __init__(
         self,
@@ -80,13 +99,19 @@ class SoftmaxAttention(_Projected):
         dropout: float = 0.0,
     ) -> None:
         super().__init__(
-            "SoftmaxAttention", dim, num_heads, max_seq_len, rope=rope, bias=bias, dropout=dropout
+            "SoftmaxAttention",
+            dim,
+            num_heads,
+            max_seq_len,
+            rope=rope,
+            bias=bias,
+            dropout=dropout,
+            causal=causal,
         )
-        self.causal = causal
         self.rope = RotaryEmbedding(self.head_dim, max_seq_len) if rope else None
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_input("SoftmaxAttention", x, self.dim, self.max_seq_len if self.rope else None)
+        check_input("SoftmaxAttention", x, self.out_proj.weight, self.max_positions)
         q, k, v = self.qkv(x)
         if self.rope is not None:
             q, k = self.rope(q), self.rope(k)
@@ -99,7 +124,15 @@ class SoftmaxAttention(_Projected):
 class LinearAttention(_Projected):
     r"""Kernelised linear attention with feature map :math:`\phi` = ``"elu1"`` (elu + 1) or
     ``"relu"``; computed through the masked :math:`T\times T` form, which equals the prefix-sum
-    form and is the faster of the two at the lengths of the reproduction."""
+    form and is the faster of the two at the lengths of the reproduction.
+
+    Shapes:
+        x: (B, T, D), any T. Returns (B, T, D).
+
+    ``x`` must have the dtype and device of the layer's parameters; NaN or inf in ``x`` is
+    refused (ValueError), and so are lengths whose T x T scores would not fit in memory. ``eps``
+    (> 0) keeps the normaliser away from 0.
+    """
 
     def __init__(
         self,
@@ -113,21 +146,31 @@ class LinearAttention(_Projected):
         dropout: float = 0.0,
         eps: float = 1e-6,
     ) -> None:
+        owner = "LinearAttention"
         super().__init__(
-            "LinearAttention", dim, num_heads, max_seq_len, rope=False, bias=bias, dropout=dropout
+            owner,
+            dim,
+            num_heads,
+            max_seq_len,
+            rope=False,
+            bias=bias,
+            dropout=dropout,
+            causal=causal,
         )
-        self.feature_map = check_choice("feature_map", "LinearAttention", feature_map, FEATURE_MAPS)
-        self.causal, self.eps = causal, eps
+        self.feature_map = check_choice("feature_map", owner, feature_map, FEATURE_MAPS)
+        self.eps = check_real("eps", owner, eps, low=0, low_open=True)
 
     def phi(self, x: torch.Tensor) -> torch.Tensor:
         return F.elu(x) + 1.0 if self.feature_map == "elu1" else F.relu(x)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_input("LinearAttention", x, self.dim, None)
+        owner = "LinearAttention"
+        check_input(owner, x, self.out_proj.weight, None)
+        B, T, _ = x.shape
+        check_memory("x", owner, describe(x), 3 * B * self.num_heads * T * T * x.dtype.itemsize)
         q, k, v = self.qkv(x)
         scores = torch.einsum("bthd,bihd->bhti", self.phi(q), self.phi(k))
         if self.causal:
-            T = x.shape[1]
             scores = scores * torch.ones(T, T, dtype=torch.bool, device=x.device).tril()
         weights = scores / (scores.sum(-1, keepdim=True) + self.eps)
         return self.merge(torch.einsum("bhti,bihd->bthd", weights, v))

@@ -9,10 +9,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
 
-from paperkit import param_error
+from paperkit import check_int, check_memory, param_error
 
 __all__ = ["IGNORE", "contrast", "mqar"]
 
@@ -20,10 +22,11 @@ __all__ = ["IGNORE", "contrast", "mqar"]
 IGNORE = -100
 
 
-def _positive(owner: str, **values: int) -> None:
-    for name, value in values.items():
-        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-            raise param_error(name, owner, "a positive integer", value)
+def _check_size(owner: str, sizes: dict[str, int], need: Callable[..., float]) -> None:
+    """Refuse sizes whose arrays would not fit (``need(**sizes)`` bytes), naming the argument
+    that, set to 1, would shrink the need the most."""
+    culprit = min(sizes, key=lambda name: need(**{**sizes, name: 1}))
+    check_memory(culprit, owner, sizes[culprit], need(**sizes))
 
 
 def mqar(
@@ -38,14 +41,23 @@ def mqar(
 
     Returns:
         ``tokens`` (n, seq_len) int64 and ``targets`` (n, seq_len) int64.
+
+    >>> tokens, targets = mqar(1, seq_len=8, num_kv=2, vocab=8, seed=0)
+    >>> tokens.shape, int((targets != IGNORE).sum())
+    (torch.Size([1, 8]), 2)
     """
-    _positive("mqar", n=n, seq_len=seq_len, num_kv=num_kv, vocab=vocab)
+    owner = "mqar"
+    n = check_int("n", owner, n, low=1)
+    seq_len = check_int("seq_len", owner, seq_len, low=1)
+    num_kv = check_int("num_kv", owner, num_kv, low=1)
+    vocab = check_int("vocab", owner, vocab, low=1)
+    seed = check_int("seed", owner, seed, low=0)
     if 3 * num_kv > seq_len:
         raise param_error("seq_len", "mqar", f"at least 3 * num_kv = {3 * num_kv}", seq_len)
     if num_kv >= vocab // 2:
-        raise param_error(
-            "vocab", "mqar", f"more than 2 * (num_kv + 1) = {2 * (num_kv + 1)}", vocab
-        )
+        raise param_error("vocab", "mqar", f"at least 2 * (num_kv + 1) = {2 * (num_kv + 1)}", vocab)
+    # float64 random keys over half the vocabulary and over the free positions, int64 outputs
+    _check_size(owner, {"n": n, "seq_len": seq_len, "vocab": vocab}, _mqar_bytes)
     rng = np.random.default_rng(seed)
     half = vocab // 2
     keys = np.argsort(rng.random((n, half - 1)), axis=1)[:, :num_kv] + 1  # distinct, in [1, half)
@@ -63,6 +75,10 @@ def mqar(
     return torch.from_numpy(tokens), torch.from_numpy(targets)
 
 
+def _mqar_bytes(n: int, seq_len: int, vocab: int) -> float:
+    return 8.0 * n * (vocab + 6 * seq_len)
+
+
 def contrast(
     n: int, seq_len: int, value_dim: int, seed: int = 0
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -72,10 +88,17 @@ def contrast(
         ``x`` (n, seq_len, value_dim + 2) float32: the vectors :math:`v_t\\sim N(0, I)` followed by
         two marker channels (1 at a in the first, 1 at b in the second), and ``y`` (n, value_dim)
         float32, the target :math:`v_a - v_b`, read out at the last position.
+
+    >>> x, y = contrast(3, seq_len=4, value_dim=2, seed=0)
+    >>> x.shape, y.shape
+    (torch.Size([3, 4, 4]), torch.Size([3, 2]))
     """
-    _positive("contrast", n=n, seq_len=seq_len, value_dim=value_dim)
-    if seq_len < 2:
-        raise param_error("seq_len", "contrast", "at least 2", seq_len)
+    owner = "contrast"
+    n = check_int("n", owner, n, low=1)
+    seq_len = check_int("seq_len", owner, seq_len, low=2)
+    value_dim = check_int("value_dim", owner, value_dim, low=1)
+    seed = check_int("seed", owner, seed, low=0)
+    _check_size(owner, {"n": n, "seq_len": seq_len, "value_dim": value_dim}, _contrast_bytes)
     rng = np.random.default_rng(seed)
     v = rng.standard_normal((n, seq_len, value_dim)).astype(np.float32)
     pair = np.sort(np.argsort(rng.random((n, seq_len)), axis=1)[:, :2], axis=1)
@@ -86,3 +109,8 @@ def contrast(
     markers[rows, b, 1] = 1.0
     y = v[rows, a] - v[rows, b]
     return torch.from_numpy(np.concatenate([v, markers], axis=-1)), torch.from_numpy(y)
+
+
+def _contrast_bytes(n: int, seq_len: int, value_dim: int) -> float:
+    # float64 normals and their float32 copy, markers, the concatenation; float64 sort keys
+    return 4.0 * n * seq_len * (5 * value_dim + 8)

@@ -11,8 +11,8 @@ For x of shape (B, T, D) with H heads of size d = D/H:
    :math:`\lVert u_i\rVert^2/d`; ``"mean"`` :math:`\langle u_i,\mathbf 1\rangle/d`;
 4. gates :math:`\sigma^1=\mathrm{sigmoid}(g_0)`, :math:`\sigma^h=\mathrm{sigmoid}(g_1)` and, on a
    first layer, :math:`\sigma^0=\tanh(g_2)`;
-5. :func:`zeros.ops.zeros_attention`, per-head LayerNorm (no affine, eps 1e-5), merge, :math:`W_o`,
-   dropout.
+5. the attention operator (:func:`zeros.ops.zeros_attention`), per-head LayerNorm (no affine,
+   eps 1e-5), merge, :math:`W_o`, dropout.
 """
 
 from __future__ import annotations
@@ -24,11 +24,20 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from paperkit import Described, check_choice, param_error
-from zeros.ops import BACKENDS, Backend, zeros_attention
+from paperkit import (
+    Described,
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_real,
+    check_tensor,
+    param_error,
+)
+from zeros.ops import BACKENDS, Backend, attend
 from zeros.rope import RotaryEmbedding
 
-__all__ = ["LOGIT_TYPES", "TERMS", "ZeroSAttention", "check_attention_args"]
+__all__ = ["LOGIT_TYPES", "TERMS", "ZeroSAttention", "check_attention_args", "check_input"]
 
 LOGIT_TYPES = ("deviation", "quadratic", "mean")
 #: Which zero-sum terms a layer keeps: both (the method), or one of them (ablations).
@@ -36,35 +45,49 @@ TERMS = ("both", "first", "higher")
 
 
 def check_attention_args(
-    owner: str, dim: int, num_heads: int, max_seq_len: int, *, rope: bool, dropout: float
+    owner: str,
+    dim: int,
+    num_heads: int,
+    max_seq_len: int,
+    *,
+    rope: bool,
+    bias: bool,
+    dropout: float,
+    causal: bool,
+    width: int,
 ) -> int:
-    """Validate the constructor arguments every attention layer shares; return the head size."""
-    for name, value in (("dim", dim), ("num_heads", num_heads), ("max_seq_len", max_seq_len)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise param_error(name, owner, "a positive integer", value)
+    """Check the constructor arguments every attention layer shares; return the head size.
+
+    ``width`` is the number of outputs of the input projection per unit of ``dim`` (the
+    parameters then take ``(width + 1) * dim**2`` floats, refused when they would not fit).
+    """
+    dim = check_int("dim", owner, dim, low=1)
+    num_heads = check_int("num_heads", owner, num_heads, low=1, high=dim)
+    max_seq_len = check_int("max_seq_len", owner, max_seq_len, low=1)
+    for name, flag in (("rope", rope), ("bias", bias), ("causal", causal)):
+        check_bool(name, owner, flag)
+    check_real("dropout", owner, dropout, low=0, high=1, high_open=True)
     if dim % num_heads:
         raise param_error("num_heads", owner, f"a divisor of dim={dim}", num_heads)
     if rope and (dim // num_heads) % 2:
         raise param_error("num_heads", owner, "such that dim/num_heads is even (RoPE)", num_heads)
-    if not 0.0 <= dropout < 1.0:
-        raise param_error("dropout", owner, "in [0, 1)", dropout)
+    check_memory("dim", owner, dim, 4 * (width + 1) * dim * dim)
+    if rope:  # the RoPE tables: cos and sin, (max_seq_len, d/2) float64 each
+        check_memory("max_seq_len", owner, max_seq_len, 8 * max_seq_len * (dim // num_heads))
     return dim // num_heads
 
 
-def check_input(owner: str, x: torch.Tensor, dim: int, max_seq_len: int | None) -> None:
-    """Validate a layer input of shape (B, T, dim)."""
-    if not isinstance(x, torch.Tensor):
-        raise param_error("x", owner, "a torch.Tensor", Described(type(x).__name__), cls=TypeError)
-    if x.dim() != 3 or x.shape[-1] != dim:
-        raise param_error(
-            "x", owner, f"a 3-D tensor (B, T, {dim})", Described(f"shape {tuple(x.shape)}")
-        )
+def check_input(owner: str, x: torch.Tensor, weight: torch.Tensor, max_seq_len: int | None):
+    """Check a layer input: (B, T, D) with D the layer's width, the dtype and device of the
+    layer's ``weight``, finite, and at most ``max_seq_len`` long (None: no limit)."""
+    D = weight.shape[-1]
+    check_tensor("x", owner, x, shape=(None, None, D), dtype=weight.dtype, device=weight.device)
     if max_seq_len is not None and x.shape[1] > max_seq_len:
         raise param_error(
             "x",
             owner,
-            f"at most max_seq_len={max_seq_len} long with RoPE",
-            Described(f"T={x.shape[1]}"),
+            f"at most max_seq_len={max_seq_len} long (RoPE is tabulated that far)",
+            Described(f"a sequence of length {x.shape[1]}"),
         )
 
 
@@ -86,6 +109,17 @@ class ZeroSAttention(nn.Module):
         chunk_size: block length of the ``chunk`` and ``triton`` backends.
         terms: ``"both"`` zero-sum terms (the method), or only ``"first"`` or ``"higher"`` (the
             other gate is held at 0), for ablations.
+
+    Shapes:
+        x: (B, T, D) with T <= ``max_seq_len`` when ``rope``. Returns (B, T, D).
+
+    ``x`` must have the dtype and device of the layer's parameters (convert the layer with
+    ``.to(...)``); NaN or inf in ``x`` is refused (ValueError). The attention runs on the
+    ``backend`` asked for, resolved on each call for the input's device.
+
+    >>> import torch
+    >>> ZeroSAttention(dim=16, num_heads=2)(torch.randn(1, 5, 16)).shape
+    torch.Size([1, 5, 16])
     """
 
     def __init__(
@@ -108,21 +142,28 @@ class ZeroSAttention(nn.Module):
         super().__init__()
         owner = "ZeroSAttention"
         self.head_dim = check_attention_args(
-            owner, dim, num_heads, max_seq_len, rope=rope, dropout=dropout
+            owner,
+            dim,
+            num_heads,
+            max_seq_len,
+            rope=rope,
+            bias=bias,
+            dropout=dropout,
+            causal=causal,
+            width=4,
         )
+        check_bool("use_norm", owner, use_norm)
+        check_bool("first_layer", owner, first_layer)
         check_choice("logit_type", owner, logit_type, LOGIT_TYPES)
         check_choice("backend", owner, backend, BACKENDS)
         check_choice("terms", owner, terms, TERMS)
-        if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-            raise param_error("chunk_size", owner, "a positive integer", chunk_size)
+        chunk_size = check_int("chunk_size", owner, chunk_size, low=1)
         self.dim, self.num_heads, self.causal = dim, num_heads, causal
         self.max_seq_len, self.use_norm, self.first_layer = max_seq_len, use_norm, first_layer
-        self.logit_type, self.backend, self.chunk_size, self.terms = (
-            logit_type,
-            backend,
-            chunk_size,
-            terms,
-        )
+        self.logit_type, self.backend, self.chunk_size = logit_type, backend, chunk_size
+        self.terms = terms
+        #: the longest input the layer takes (None: any length, without RoPE)
+        self.max_positions = max_seq_len if rope else None
         # q, k, v, u (D each) and the 3 gate logits per head, in one matmul
         self.in_proj = nn.Linear(dim, 4 * dim + 3 * num_heads, bias=bias)
         self.out_proj = nn.Linear(dim, dim, bias=bias)
@@ -160,7 +201,8 @@ class ZeroSAttention(nn.Module):
         return -(u * mean).sum(-1) / math.sqrt(d)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        check_input("ZeroSAttention", x, self.dim, self.max_seq_len if self.rope else None)
+        owner = "ZeroSAttention"
+        check_input(owner, x, self.out_proj.weight, self.max_positions)
         B, T, D = x.shape
         H, d = self.num_heads, self.head_dim
         proj = self.in_proj(x)
@@ -175,7 +217,7 @@ class ZeroSAttention(nn.Module):
         elif self.terms == "higher":
             gate1 = torch.zeros_like(gate1)
         gate0 = torch.tanh(g[..., 2]) if self.first_layer else None
-        o = zeros_attention(
+        o = attend(
             q,
             k,
             v,
@@ -186,6 +228,8 @@ class ZeroSAttention(nn.Module):
             causal=self.causal,
             backend=self.backend,
             chunk_size=self.chunk_size,
+            owner=owner,
+            names=("x", "x"),
         )
         if self.use_norm:
             o = F.layer_norm(o, (d,), eps=1e-5)

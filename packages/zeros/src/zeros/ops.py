@@ -1,4 +1,4 @@
-r"""The ZeroS attention operator: explicit zero-sum weights and three exact ways to apply them.
+r"""The ZeroS attention operator: its checks, and the dispatch to one of four exact backends.
 
 Per batch and head, with radial logits :math:`s_i`, prefix sums
 :math:`E_t=\sum_{j\le t}e^{s_j}` and :math:`P_t=\sum_{j\le t}s_j`, the prefix softmax
@@ -15,21 +15,19 @@ zero-order :math:`1/t` and gates the rest per token and head:
     r_{t,i} = \sigma^1_t\delta^1_{t,i} + \sigma^h_t\delta^h_{t,i} \;(+\,\sigma^0_t/t),\qquad
     o_t = \sum_{i\le t} r_{t,i}\,(\hat q_t\cdot\hat k_i)\,v_i .
 
-Since :math:`r_{t,i}=\alpha_t e^{s_i}+\beta_t s_i+\gamma_t` with :math:`\alpha_t=\sigma^h_t/E_t`,
-:math:`\beta_t=(\sigma^1_t-\sigma^h_t)/t`, :math:`\gamma_t=-(\beta_tP_t+\sigma^h_t)/t
-(+\sigma^0_t/t)`, the output is :math:`o_t=\hat q_t^\top(\alpha_tF_t+\beta_tG_t+\gamma_tH_t)` with
-three :math:`d\times d` prefix states :math:`F_t=\sum e^{s_i}\hat k_iv_i^\top`,
-:math:`G_t=\sum s_i\hat k_iv_i^\top`, :math:`H_t=\sum\hat k_iv_i^\top`: linear in :math:`T`.
+Since :math:`r_{t,i}=\alpha_t e^{s_i}+\beta_t s_i+\gamma_t` (:mod:`zeros.decomposition`), the
+output needs only three :math:`d\times e` prefix states: linear in :math:`T`.
 
-Backends (all exact, agreeing to rounding):
+Backends (all exact, agreeing to rounding; tested against ``reference``):
 
-- ``naive``: the explicit :math:`T\times T` weights, :math:`O(T^2d)`.
-- ``scan``: cumulative sums of the states, :math:`O(Td^2)` time and memory; one shift
-  :math:`m=\max s` (detached) with :math:`F, E` accumulated in float64.
-- ``chunk``: blocks of ``chunk_size`` positions, explicit weights inside a block and carried
-  states across blocks, with a running max that rescales the carried :math:`F, E` (flash style).
-- ``triton``: the ``chunk`` algorithm as one fused Triton kernel (forward; the backward recomputes
-  with ``chunk``).
+- ``reference`` (:mod:`zeros.reference`): the explicit :math:`T\times T` weights, :math:`O(T^2d)`.
+- ``scan`` (:mod:`zeros.scan`): cumulative sums of the states, :math:`O(Tde)` time and memory.
+- ``chunk`` (:mod:`zeros.chunk`): blocks of ``chunk_size`` positions with carried states and a
+  running maximum, :math:`O(TCd + Tde)` time, :math:`O(de)` state.
+- ``triton`` (:mod:`zeros.kernels.chunk_triton`): ``chunk`` as one fused Triton kernel (causal;
+  the backward recomputes with ``chunk``).
+- ``auto``: ``triton`` for causal attention on CUDA where the kernel runs, else ``chunk``
+  (:func:`paperkit.resolve_backend`; a named backend that cannot run here is an error).
 
 Non-causal: every prefix sum becomes the sum over all :math:`T` positions and :math:`t` becomes
 :math:`T`.
@@ -37,85 +35,53 @@ Non-causal: every prefix sum becomes the sum over all :math:`T` positions and :m
 
 from __future__ import annotations
 
+import functools
 from typing import Literal
 
 import torch
 import torch.nn.functional as F
 
-from paperkit import Described, check_choice, param_error
+from paperkit import (
+    Described,
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_tensor,
+    describe,
+    param_error,
+    resolve_backend,
+)
+from zeros import chunk, reference, scan
+from zeros.kernels import chunk_triton
 
-__all__ = ["BACKENDS", "SCAN_RANGE_LIMIT", "zero_sum_weights", "zeros_attention"]
+__all__ = ["BACKENDS", "attend", "zero_sum_weights", "zeros_attention"]
 
-Backend = Literal["auto", "naive", "scan", "chunk", "triton"]
-BACKENDS = ("auto", "naive", "scan", "chunk", "triton")
-#: ``scan`` uses one shift for the whole sequence; past this spread of logits, early prefix sums
-#: underflow even in float64 (e^-745 is the smallest positive double), so it refuses.
-SCAN_RANGE_LIMIT = 700.0
+Backend = Literal["auto", "reference", "scan", "chunk", "triton"]
+BACKENDS = ("auto", "reference", "scan", "chunk", "triton")
 
 
-def _shape(x: torch.Tensor) -> Described:
-    return Described(f"a tensor of shape {tuple(x.shape)}")
-
-
-def _check_inputs(
+def _check_gates(
     owner: str,
     s: torch.Tensor,
     gate1: torch.Tensor,
     gateh: torch.Tensor,
     gate0: torch.Tensor | None,
-    qkv: tuple[torch.Tensor, ...] = (),
+    dims: dict,
+    device: torch.device | None,
 ) -> None:
-    named = dict(zip(("q", "k", "v"), qkv, strict=False))
-    named.update(s=s, gate1=gate1, gateh=gateh)
-    if gate0 is not None:
-        named["gate0"] = gate0
-    for name, x in named.items():
-        if not isinstance(x, torch.Tensor):
-            raise param_error(
-                name, owner, "a torch.Tensor", Described(type(x).__name__), cls=TypeError
-            )
-        if not x.is_floating_point():
-            raise param_error(
-                name, owner, "a floating-point tensor", Described(str(x.dtype)), cls=TypeError
-            )
-    if s.dim() != 3:
-        raise param_error("s", owner, "a 3-D tensor (B, T, H)", _shape(s))
-    for name in ("gate1", "gateh", "gate0"):
-        if name in named and named[name].shape != s.shape:
-            raise param_error(
-                name, owner, f"of the same shape as s {tuple(s.shape)}", _shape(named[name])
-            )
-    for name in ("q", "k", "v"):
-        if name not in named:
-            continue
-        x = named[name]
-        if x.dim() != 4 or x.shape[:3] != s.shape:
-            raise param_error(
-                name,
-                owner,
-                f"a 4-D tensor (B, T, H, d) with (B, T, H) = {tuple(s.shape)}",
-                _shape(x),
-            )
-    if qkv and qkv[0].shape != qkv[1].shape:
-        raise param_error(
-            "k", owner, f"of the same shape as q {tuple(qkv[0].shape)}", _shape(qkv[1])
-        )
-    dtypes = {x.dtype for x in named.values()}
-    devices = {x.device for x in named.values()}
-    if len(dtypes) > 1 or len(devices) > 1:
-        raise param_error(
-            "s",
-            owner,
-            "of one dtype and device with the other inputs",
-            Described(f"dtypes {sorted(map(str, dtypes))} on {sorted(map(str, devices))}"),
-        )
+    """Logits and gates: floating, (B, T, H) agreeing with ``dims``, finite, on ``device``."""
+    for name, x in (("s", s), ("gate1", gate1), ("gateh", gateh), ("gate0", gate0)):
+        if x is not None or name != "gate0":
+            check_tensor(name, owner, x, shape=("B", "T", "H"), dims=dims, device=device)
 
 
-def _steps(T: int, causal: bool, like: torch.Tensor) -> torch.Tensor:
-    """The count t of positions each row averages over: 1..T (causal) or T everywhere, (1, T, 1)."""
-    if causal:
-        return torch.arange(1, T + 1, dtype=like.dtype, device=like.device).view(1, T, 1)
-    return torch.full((1, T, 1), float(T), dtype=like.dtype, device=like.device)
+def _common_dtype(*xs: torch.Tensor | None) -> torch.dtype:
+    return functools.reduce(torch.promote_types, (x.dtype for x in xs if x is not None))
+
+
+def _cast(dtype: torch.dtype, *xs: torch.Tensor | None) -> list[torch.Tensor | None]:
+    return [None if x is None else x.to(dtype) for x in xs]
 
 
 def zero_sum_weights(
@@ -125,172 +91,94 @@ def zero_sum_weights(
     gate0: torch.Tensor | None = None,
     causal: bool = True,
 ) -> torch.Tensor:
-    r"""The explicit ZeroS weights :math:`r_{t,i}`, shape (B, H, T, T) (0 above the diagonal when
-    causal).
+    r"""The explicit ZeroS weights :math:`r_{t,i}` (0 above the diagonal when causal).
+
+    Each row sums to :math:`\sigma^0_t` (to 0 without it); with every gate 1, ``gate0`` too, the
+    rows are the prefix softmax of ``s``.
 
     Args:
-        s: radial logits (B, T, H).
-        gate1, gateh: the activated gates :math:`\sigma^1, \sigma^h\in[0,1]`, (B, T, H).
-        gate0: the first-layer zero-order gate :math:`\sigma^0\in[-1,1]`, (B, T, H), or None.
+        s: radial logits, one scalar per key.
+        gate1, gateh: the activated gates :math:`\sigma^1, \sigma^h` (in [0, 1] in the layer).
+        gate0: the first-layer zero-order gate :math:`\sigma^0` (in [-1, 1]), or None.
         causal: prefix sums (True) or sums over the whole sequence.
 
-    Computed as :math:`\sigma^h p + (\sigma^1-\sigma^h)\delta^1 + (\sigma^0-\sigma^h)/t`, the same
-    value as the definition with fewer cancellations. Each row sums to :math:`\sigma^0` (to 0
-    without it).
+    Shapes:
+        s, gate1, gateh, gate0: (B, T, H). Returns (B, H, T, T), queries t along axis 2 and
+        keys i along axis 3.
+
+    Inputs of different floating dtypes are promoted to their common dtype (as torch's arithmetic
+    does), which the output has. NaN or inf in any input is refused (ValueError).
+
+    With :math:`\sigma^1=1, \sigma^h=0` the weights are :math:`(s_i-\bar s_t)/t`:
+
+    >>> import torch
+    >>> s = torch.tensor([[[0.0], [1.0]]])  # (B, T, H) = (1, 2, 1)
+    >>> zero_sum_weights(s, torch.ones_like(s), torch.zeros_like(s))[0, 0]
+    tensor([[ 0.0000,  0.0000],
+            [-0.2500,  0.2500]])
     """
-    _check_inputs("zero_sum_weights", s, gate1, gateh, gate0)
+    owner = "zero_sum_weights"
+    _check_gates(owner, s, gate1, gateh, gate0, {}, s.device if torch.is_tensor(s) else None)
+    causal = check_bool("causal", owner, causal)
     B, T, H = s.shape
-    st = s.transpose(1, 2)  # (B, H, T)
-    keys = st.unsqueeze(-2).expand(B, H, T, T)  # s_i along the last axis
-    if causal:
-        mask = torch.ones(T, T, dtype=torch.bool, device=s.device).tril()
-        p = torch.softmax(keys.masked_fill(~mask, float("-inf")), dim=-1)
-        mean = torch.cumsum(st, dim=-1) / _steps(T, True, s).view(1, 1, T)
-    else:
-        mask = None
-        p = torch.softmax(keys, dim=-1)
-        mean = st.mean(dim=-1, keepdim=True).expand(B, H, T)
-    t = _steps(T, causal, s).view(1, 1, T, 1)
-    delta1 = (keys - mean.unsqueeze(-1)) / t
-
-    def per_row(g: torch.Tensor) -> torch.Tensor:
-        return g.transpose(1, 2).unsqueeze(-1)  # (B, H, T, 1)
-
-    g1, gh = per_row(gate1), per_row(gateh)
-    g0 = per_row(gate0) if gate0 is not None else 0.0
-    r = gh * p + (g1 - gh) * delta1 + (g0 - gh) / t
-    return r.masked_fill(~mask, 0.0) if mask is not None else r
+    dtype = _common_dtype(s, gate1, gateh, gate0)
+    check_memory("s", owner, describe(s), 5 * B * H * T * T * dtype.itemsize)
+    return reference.weights(*_cast(dtype, s, gate1, gateh, gate0), causal)
 
 
-def _naive(q, k, v, s, g1, gh, g0, causal):
-    r = zero_sum_weights(s, g1, gh, g0, causal)  # (B, H, T, T)
-    cos = torch.einsum("bthd,bihd->bhti", q, k)
-    return torch.einsum("bhti,bihd->bthd", r * cos, v)
-
-
-def _coefficients(E, P, g1, gh, g0, t):
-    """alpha, beta, gamma of r = alpha e^s + beta s + gamma (all (B, T, H))."""
-    alpha = gh / E
-    beta = (g1 - gh) / t
-    gamma = -(beta * P + gh) / t
-    if g0 is not None:
-        gamma = gamma + g0 / t
-    return alpha, beta, gamma
-
-
-def _scan(q, k, v, s, g1, gh, g0, causal):
+def attend(
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    s: torch.Tensor,
+    gate1: torch.Tensor,
+    gateh: torch.Tensor,
+    gate0: torch.Tensor | None,
+    *,
+    causal: bool,
+    backend: str,
+    chunk_size: int,
+    owner: str,
+    names: tuple[str, str] = ("q", "s"),
+) -> torch.Tensor:
+    """Normalise q and k, pick the backend and run it, for inputs already checked (shapes,
+    one dtype and device). :func:`zeros_attention` and the layer call it. The errors raised here
+    name ``owner``, the function the user called, and the argument (of ``names``) that sized the
+    work and that carried the logits."""
+    q = F.normalize(q, dim=-1)
+    k = F.normalize(k, dim=-1)
+    name = resolve_backend(
+        owner,
+        backend,
+        {
+            "reference": True,
+            "scan": True,
+            "chunk": True,
+            "triton": causal and chunk_triton.supported(q, v),
+        },
+        auto=("triton", "chunk") if q.is_cuda else ("chunk",),
+    )
     B, T, H, d = q.shape
-    m = s.detach().amax(dim=1, keepdim=True)  # one shift per (batch, head)
-    if causal:
-        spread = (m - torch.cummax(s.detach(), dim=1).values).amax()
-        if spread > SCAN_RANGE_LIMIT:
-            raise ValueError(
-                f"The scan backend shifts all logits by one maximum; here they span {spread:.0f} "
-                f"> {SCAN_RANGE_LIMIT:.0f} below it, and early prefix sums would underflow. Use "
-                "backend='chunk' (or 'auto', which does)."
+    e, size = v.shape[-1], q.dtype.itemsize
+    length = Described(f"a sequence of length T = {T}")
+    if name == "reference":
+        check_memory(names[0], owner, length, 6 * B * H * T * T * size)
+        return reference.attention(q, k, v, s, gate1, gateh, gate0, causal)
+    if name == "scan":
+        check_memory(names[0], owner, length, B * T * H * d * e * (32 + 4 * size))
+        spread = scan.logit_spread(s, causal)
+        if spread > scan.SCAN_RANGE_LIMIT:
+            raise param_error(
+                names[1],
+                owner,
+                f"such that every prefix's maximum is within {scan.SCAN_RANGE_LIMIT:g} of the "
+                "overall maximum for backend='scan' (use backend='chunk')",
+                Described(f"logits with a prefix maximum {spread:.0f} below the overall one"),
             )
-    w = torch.exp(s.double() - m.double())  # float64 whatever the input dtype
-    kv = torch.einsum("bthd,bthe->bthde", k, v)
-    if causal:
-        F_ = torch.cumsum(w[..., None, None] * kv.double(), dim=1)
-        E = torch.cumsum(w, dim=1)
-        G = torch.cumsum(s[..., None, None] * kv, dim=1)
-        Hs = torch.cumsum(kv, dim=1)
-        P = torch.cumsum(s, dim=1)
-    else:
-        F_ = (w[..., None, None] * kv.double()).sum(1, keepdim=True)
-        E = w.sum(1, keepdim=True)
-        G = (s[..., None, None] * kv).sum(1, keepdim=True)
-        Hs = kv.sum(1, keepdim=True)
-        P = s.sum(1, keepdim=True)
-    t = _steps(T, causal, s)
-    alpha, beta, gamma = _coefficients(
-        E, P.double(), g1.double(), gh.double(), g0 if g0 is None else g0.double(), t.double()
-    )
-    state_e = (alpha[..., None, None] * F_).to(q.dtype)
-    state = (
-        state_e + beta.to(q.dtype)[..., None, None] * G + gamma.to(q.dtype)[..., None, None] * Hs
-    )
-    return torch.einsum("bthd,bthde->bthe", q, state)
-
-
-def _chunk(q, k, v, s, g1, gh, g0, causal, chunk_size):
-    if not causal:
-        return _global_states(q, k, v, s, g1, gh, g0)
-    B, T, H, d = q.shape
-    out = []
-    # carried states, F and E scaled by exp(-m_run)
-    F_ = q.new_zeros(B, H, d, d)
-    G = q.new_zeros(B, H, d, d)
-    Hs = q.new_zeros(B, H, d, d)
-    E = q.new_zeros(B, H)
-    P = q.new_zeros(B, H)
-    m_run = q.new_full((B, H), float("-inf"))
-    for start in range(0, T, chunk_size):
-        stop = min(start + chunk_size, T)
-        C = stop - start
-        qc, kc, vc = (x[:, start:stop].transpose(1, 2) for x in (q, k, v))  # (B, H, C, d)
-        sc = s[:, start:stop].transpose(1, 2)  # (B, H, C)
-        mask = torch.ones(C, C, dtype=torch.bool, device=q.device).tril()
-        # per-row running max over everything seen so far (detached: it cancels in alpha F)
-        sd = sc.detach()
-        m_row = torch.maximum(m_run.unsqueeze(-1), torch.cummax(sd, dim=-1).values)  # (B, H, C)
-        carry = torch.exp(m_run.unsqueeze(-1) - m_row)  # rescales carried F, E per row
-        we = torch.exp(sc.unsqueeze(-2) - m_row.unsqueeze(-1)).masked_fill(~mask, 0.0)  # (B,H,C,C)
-        cos = (qc @ kc.transpose(-1, -2)).masked_fill(~mask, 0.0)
-        num_e = (we * cos) @ vc + carry.unsqueeze(-1) * (qc @ F_)
-        E_row = carry * E.unsqueeze(-1) + we.sum(-1)
-        num_g = (sc.unsqueeze(-2) * cos) @ vc + qc @ G
-        num_h = cos @ vc + qc @ Hs
-        P_row = P.unsqueeze(-1) + torch.cumsum(sc, dim=-1)
-        t = torch.arange(start + 1, stop + 1, dtype=q.dtype, device=q.device)
-        rows = (
-            gx[:, start:stop].transpose(1, 2) if gx is not None else None for gx in (g1, gh, g0)
-        )
-        alpha, beta, gamma = _coefficients(E_row, P_row, *rows, t)
-        o = alpha.unsqueeze(-1) * num_e + beta.unsqueeze(-1) * num_g + gamma.unsqueeze(-1) * num_h
-        out.append(o.transpose(1, 2))
-        # carry the states past this chunk
-        m_new = torch.maximum(m_run, sd.amax(dim=-1))
-        scale = torch.exp(m_run - m_new)
-        wk = torch.exp(sc - m_new.unsqueeze(-1)).unsqueeze(-1) * kc  # (B, H, C, d)
-        F_ = scale[..., None, None] * F_ + wk.transpose(-1, -2) @ vc
-        E = scale * E + torch.exp(sc - m_new.unsqueeze(-1)).sum(-1)
-        G = G + (sc.unsqueeze(-1) * kc).transpose(-1, -2) @ vc
-        Hs = Hs + kc.transpose(-1, -2) @ vc
-        P = P + sc.sum(-1)
-        m_run = m_new
-    return torch.cat(out, dim=1)
-
-
-def _global_states(q, k, v, s, g1, gh, g0):
-    """Non-causal: one set of states over the whole sequence, shifted by the global max."""
-    T = q.shape[1]
-    m = s.detach().amax(dim=1, keepdim=True)
-    w = torch.exp(s - m)
-    F_ = torch.einsum("bth,bthd,bthe->bhde", w, k, v)
-    G = torch.einsum("bth,bthd,bthe->bhde", s, k, v)
-    Hs = torch.einsum("bthd,bthe->bhde", k, v)
-    alpha, beta, gamma = _coefficients(
-        w.sum(1, keepdim=True), s.sum(1, keepdim=True), g1, gh, g0, float(T)
-    )
-    return (
-        alpha.unsqueeze(-1) * torch.einsum("bthd,bhde->bthe", q, F_)
-        + beta.unsqueeze(-1) * torch.einsum("bthd,bhde->bthe", q, G)
-        + gamma.unsqueeze(-1) * torch.einsum("bthd,bhde->bthe", q, Hs)
-    )
-
-
-def _resolve_backend(backend: str, q: torch.Tensor, causal: bool) -> str:
-    if backend != "auto":
-        return backend
-    from zeros.kernels.chunk_triton import triton_supported
-
-    if q.is_cuda and causal and triton_supported(q):
-        return "triton"
-    # chunk at every length: on the CPU it is 5-24x faster than scan from T = 256 to 8192 (bench;
-    # scan materialises (B, T, H, d, d) float64 states), and it has no range limit.
-    return "chunk"
+        return scan.attention(q, k, v, s, gate1, gateh, gate0, causal)
+    if name == "chunk":
+        return chunk.attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size)
+    return chunk_triton.attention(q, k, v, s, gate1, gateh, gate0, chunk_size)
 
 
 def zeros_attention(
@@ -309,35 +197,48 @@ def zeros_attention(
     r"""ZeroS attention :math:`o_t=\sum_i r_{t,i}(\hat q_t\cdot\hat k_i)v_i`, before the LayerNorm.
 
     Args:
-        q, k: queries and keys (B, T, H, d), RoPE already applied; normalised to unit length here.
-        v: values (B, T, H, d).
-        s: radial logits (B, T, H), one scalar per key.
-        gate1, gateh: activated gates :math:`\sigma^1,\sigma^h\in[0,1]`, (B, T, H).
-        gate0: zero-order gate :math:`\sigma^0\in[-1,1]` (first layer), (B, T, H), or None.
+        q, k: queries and keys, RoPE already applied; normalised to unit length here.
+        v: values.
+        s: radial logits, one scalar per key.
+        gate1, gateh: activated gates :math:`\sigma^1,\sigma^h` (in [0, 1] in the layer).
+        gate0: zero-order gate :math:`\sigma^0` (in [-1, 1], first layer), or None.
         causal: attend to the prefix (True) or the whole sequence.
-        backend: ``"naive"``, ``"scan"``, ``"chunk"``, ``"triton"`` or ``"auto"`` (the Triton
-            kernel for causal attention on CUDA when Triton is present, else ``chunk``).
-        chunk_size: block length of ``chunk`` and ``triton``.
+        backend: ``"reference"``, ``"scan"``, ``"chunk"``, ``"triton"`` or ``"auto"`` (see the
+            module docstring). ``triton`` needs causal attention, Triton with a CUDA device (or
+            its interpreter), e = d and d a power of two >= 16. ``scan`` refuses logits whose
+            prefix maxima lie more than :data:`zeros.scan.SCAN_RANGE_LIMIT` (700) below their
+            overall maximum.
+        chunk_size: block length C of ``chunk`` and ``triton``.
 
-    Returns:
-        (B, T, H, d), the dtype of ``q``.
+    Shapes:
+        q, k: (B, T, H, d). v: (B, T, H, e). s, gate1, gateh, gate0: (B, T, H).
+        Returns (B, T, H, e).
+
+    Every input is on one device. Inputs of different floating dtypes are promoted to their
+    common dtype (as torch's arithmetic does), which the output has. NaN or inf in any input is
+    refused (ValueError), on every backend. ``reference`` and ``scan`` refuse sizes whose
+    T x T weights or (T, d, e) states would not fit in memory (:func:`paperkit.check_memory`).
+
+    >>> import torch
+    >>> q, k, v = torch.randn(3, 1, 5, 2, 16).unbind(0)
+    >>> s, g1, gh = torch.rand(3, 1, 5, 2).unbind(0)
+    >>> zeros_attention(q, k, v, s, g1, gh, backend="chunk", chunk_size=2).shape
+    torch.Size([1, 5, 2, 16])
     """
     owner = "zeros_attention"
-    _check_inputs(owner, s, gate1, gateh, gate0, (q, k, v))
+    dims: dict = {}
+    check_tensor("q", owner, q, shape=("B", "T", "H", "d"), dims=dims)
+    check_tensor("k", owner, k, shape=("B", "T", "H", "d"), dims=dims, device=q.device)
+    check_tensor("v", owner, v, shape=("B", "T", "H", "e"), dims=dims, device=q.device)
+    _check_gates(owner, s, gate1, gateh, gate0, dims, q.device)
+    causal = check_bool("causal", owner, causal)
     check_choice("backend", owner, backend, BACKENDS)
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1:
-        raise param_error("chunk_size", owner, "a positive integer", chunk_size)
-    q = F.normalize(q, dim=-1)
-    k = F.normalize(k, dim=-1)
-    backend = _resolve_backend(backend, q, causal)
-    if backend == "naive":
-        return _naive(q, k, v, s, gate1, gateh, gate0, causal)
-    if backend == "scan":
-        return _scan(q, k, v, s, gate1, gateh, gate0, causal)
-    if backend == "chunk":
-        return _chunk(q, k, v, s, gate1, gateh, gate0, causal, chunk_size)
-    if not causal:
-        raise param_error("backend", owner, "'naive', 'scan' or 'chunk' when causal=False", backend)
-    from zeros.kernels.chunk_triton import zeros_attention_triton
-
-    return zeros_attention_triton(q, k, v, s, gate1, gateh, gate0, chunk_size=chunk_size)
+    chunk_size = check_int("chunk_size", owner, chunk_size, low=1)
+    dtype = _common_dtype(q, k, v, s, gate1, gateh, gate0)
+    return attend(
+        *_cast(dtype, q, k, v, s, gate1, gateh, gate0),
+        causal=causal,
+        backend=backend,
+        chunk_size=chunk_size,
+        owner=owner,
+    )

@@ -7,6 +7,10 @@
     (d=64, 4 heads, batch 32), every model with the same steps, warm-up and learning rate. The
     full run trains longer and adds ReLU linear attention and the ablations (first-order term
     only, higher-order term only, zero-order gate on every layer).
+
+The report's claims, headline first: (b) ZeroS matches softmax (held when its MQAR accuracy is
+within 0.02 of softmax's or above; partly when it only beats every linear attention), and (a)
+signed mixing (held when ZeroS's contrast MSE is at most a tenth of every convex attention's).
 """
 
 from __future__ import annotations
@@ -20,7 +24,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from paperkit import figure, print_table, progress, save_figure
+from paperkit import Claim, Report, figure, print_table, progress, save_figure
 from zeros.data import IGNORE, contrast, mqar
 from zeros.models import TinyLM, make_attention
 
@@ -54,12 +58,14 @@ def train_contrast(
     seed: int,
     seq_len: int = 32,
     value_dim: int = 8,
+    dim: int = 32,
     batch: int = 64,
     lr: float = 3e-3,
 ) -> dict[str, Any]:
-    """Train on fresh batches of the contrast task; test MSE on 2048 held-out sequences."""
+    """Train on fresh batches of the contrast task (Adam); test MSE on 2048 held-out
+    sequences."""
     torch.manual_seed(seed)
-    model = ContrastModel(setting.attn, value_dim + 2, value_dim, **setting.kwargs)
+    model = ContrastModel(setting.attn, value_dim + 2, value_dim, dim=dim, **setting.kwargs)
     opt = torch.optim.Adam(model.parameters(), lr=lr)
     x_test, y_test = contrast(2048, seq_len, value_dim, seed=10_000 + seed)
     curve, start = [], time.perf_counter()
@@ -133,6 +139,20 @@ def train_mqar(
     }
 
 
+#: The settings of each task, shared by the quick and the full run.
+CONTRAST_TASK = {"seq_len": 32, "value_dim": 8, "dim": 32, "batch": 64, "lr": 3e-3}
+MQAR_TASK = {
+    "seq_len": 32,
+    "num_kv": 4,
+    "vocab": 64,
+    "dim": 64,
+    "depth": 2,
+    "heads": 4,
+    "batch": 32,
+    "lr": 3e-3,
+    "warmup": 300,
+}
+
 CONTRAST = [
     Setting("ZeroS", "zeros"),
     Setting("ZeroS, use_norm=False", "zeros", {"use_norm": False}),
@@ -177,9 +197,58 @@ def _plot(contrast_rows: list[dict], mqar_rows: list[dict], out: Path, title: st
     return save_figure(fig, out / "zeros.png")
 
 
-def reproduce(
-    *, quick: bool = False, seed: int = 0, out: Path, steps: int | None = None
-) -> dict[str, Any]:
+def _signed_mix_claim(rows: list[dict[str, Any]]) -> Claim:
+    """(a): held when ZeroS's MSE is at most a tenth of every convex attention's."""
+    zeros = next(r["test_mse"] for r in rows if r["model"] == "ZeroS")
+    convex = {r["model"]: r["test_mse"] for r in rows if not r["model"].startswith("ZeroS")}
+    best = min(convex, key=convex.get)
+    ratio = convex[best] / zeros
+    if ratio >= 10:
+        verdict = "held"
+    elif ratio > 1:
+        verdict = "partly"
+    else:
+        verdict = "not held"
+    return Claim(
+        "One ZeroS layer can mix values with signed weights (output v_a - v_b), which convex "
+        "attentions (softmax, positive-feature linear) cannot",
+        paper="abstract and motivation: zero-sum weights can be negative; convex combinations "
+        "cannot subtract (qualitative, no number)",
+        measured=f"test MSE ZeroS {zeros:.3g} vs best convex ({best}) {convex[best]:.3g}: "
+        f"{ratio:.0f}x lower",
+        verdict=verdict,
+        why="held when ZeroS's MSE is at most a tenth of every convex attention's (partly when "
+        "merely lower); one seed, one layer, T=32; predicting 0 gives MSE 2",
+    )
+
+
+def _mqar_claim(rows: list[dict[str, Any]], steps: int) -> Claim:
+    """(b): held when ZeroS is within 0.02 of softmax's accuracy or above it; partly when it
+    only beats every linear attention."""
+    acc = {r["model"]: r["accuracy"] for r in rows}
+    zeros, softmax = acc["ZeroS"], acc["softmax"]
+    linear = {m: a for m, a in acc.items() if m.startswith("linear")}
+    if zeros >= softmax - 0.02:
+        verdict = "held"
+    elif all(zeros > a for a in linear.values()):
+        verdict = "partly"
+    else:
+        verdict = "not held"
+    shown = ", ".join(f"{m} {a:.3f}" for m, a in linear.items())
+    return Claim(
+        "ZeroS matches or exceeds standard softmax attention across sequence modelling "
+        "benchmarks, at linear cost",
+        paper="abstract: 'matches or exceeds standard softmax attention across various sequence "
+        "modeling benchmarks' (the result tables could not be retrieved here)",
+        measured=f"MQAR recall accuracy ZeroS {zeros:.3f}, softmax {softmax:.3f}, {shown}",
+        verdict=verdict,
+        why="MQAR only (T=32, 4 pairs, 2-layer d=64), one seed, "
+        f"{steps} steps; held when ZeroS is within 0.02 of softmax or above, partly when it "
+        "beats every linear attention but not softmax",
+    )
+
+
+def reproduce(*, quick: bool, seed: int, out: Path, steps: int | None = None) -> Report:
     """Run (a) the contrast task and (b) MQAR; print the tables, write ``zeros.png``.
 
     ``steps`` overrides the number of training steps of both tasks (for smoke tests).
@@ -188,31 +257,51 @@ def reproduce(
     # Full: more steps and the ablations at the same size. At T=64 with 8 pairs, softmax did not
     # learn the task within 2000 steps here (see the README), so the full run keeps the size where
     # the comparison is informative.
-    mqar_cfg = dict(seq_len=32, num_kv=4, vocab=64)
-    steps = steps or (800 if quick else 1500)
-    contrast_rows = [train_contrast(s, steps=contrast_steps, seed=seed) for s in CONTRAST]
-    mqar_rows = [
-        train_mqar(s, steps=steps, seed=seed, **mqar_cfg)
-        for s in (MQAR_QUICK if quick else MQAR_FULL)
+    mqar_steps = steps or (800 if quick else 1500)
+    mqar_models = MQAR_QUICK if quick else MQAR_FULL
+    contrast_runs = [
+        train_contrast(s, steps=contrast_steps, seed=seed, **CONTRAST_TASK) for s in CONTRAST
+    ]
+    mqar_runs = [train_mqar(s, steps=mqar_steps, seed=seed, **MQAR_TASK) for s in mqar_models]
+    contrast_table = [
+        {"model": r["model"], "test MSE": r["test_mse"], "train s": r["seconds"]}
+        for r in contrast_runs
+    ]
+    mqar_table = [
+        {"model": r["model"], "accuracy": r["accuracy"], "train s": r["seconds"]} for r in mqar_runs
     ]
     print_table(
-        [
-            {"model": r["model"], "test MSE": r["test_mse"], "train s": r["seconds"]}
-            for r in contrast_rows
-        ],
-        title=f"(a) contrast, T=32, value_dim=8, 1 head, {contrast_steps} steps",
+        contrast_table, title=f"(a) contrast, T=32, value_dim=8, 1 head, {contrast_steps} steps"
     )
-    cfg = mqar_cfg
-    desc = f"T={cfg['seq_len']}, {cfg['num_kv']} kv pairs, vocab {cfg['vocab']}, {steps} steps"
-    print_table(
-        [
-            {"model": r["model"], "accuracy": r["accuracy"], "train s": r["seconds"]}
-            for r in mqar_rows
-        ],
-        title=f"(b) MQAR, 2-layer TinyLM d=64, 4 heads, batch 32, {desc}",
+    task = MQAR_TASK
+    desc = (
+        f"T={task['seq_len']}, {task['num_kv']} kv pairs, vocab {task['vocab']}, {mqar_steps} steps"
     )
-    _plot(contrast_rows, mqar_rows, out, desc)
-    return {
-        "contrast": {"steps": contrast_steps, "seq_len": 32, "value_dim": 8, "rows": contrast_rows},
-        "mqar": {**mqar_cfg, "steps": steps, "rows": mqar_rows},
-    }
+    print_table(mqar_table, title=f"(b) MQAR, 2-layer TinyLM d=64, 4 heads, batch 32, {desc}")
+    figure_path = _plot(contrast_runs, mqar_runs, out, desc)
+    return Report(
+        claims=[_mqar_claim(mqar_runs, mqar_steps), _signed_mix_claim(contrast_runs)],
+        tables={"contrast": contrast_table, "mqar": mqar_table},
+        figures=[figure_path],
+        settings={
+            "contrast": {
+                **CONTRAST_TASK,
+                "steps": contrast_steps,
+                "heads": 1,
+                "optimizer": "Adam",
+                "test_sequences": 2048,
+                "models": [s.label for s in CONTRAST],
+            },
+            "mqar": {
+                **MQAR_TASK,
+                "steps": mqar_steps,
+                "optimizer": "AdamW, weight decay 0.1, gradient clip 1.0",
+                "test_sequences": 1024,
+                "models": [s.label for s in mqar_models],
+            },
+        },
+        data={
+            "contrast_curves": {r["model"]: r["curve"] for r in contrast_runs},
+            "mqar_curves": {r["model"]: r["curve"] for r in mqar_runs},
+        },
+    )

@@ -1,0 +1,1 @@
+"""Triton sources of the ``triton`` backend and their launchers (Triton imported lazily)."""

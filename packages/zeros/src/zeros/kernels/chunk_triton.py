@@ -1,4 +1,4 @@
-r"""ZeroS causal attention as one fused Triton kernel (the ``chunk`` algorithm).
+r"""ZeroS causal attention as one fused Triton kernel (the ``chunk`` algorithm), and its launcher.
 
 One program per (batch, head) walks the sequence in blocks of ``BLOCK`` positions, keeping the
 three :math:`d\times d` states in registers. It is one unnormalised causal linear attention over
@@ -8,8 +8,9 @@ kept stable with a running max :math:`m` (the carried :math:`F, E` are rescaled 
 :math:`e^{m_{old}-m_{new}}` when it grows, as in flash attention).
 
 Inside a block, row :math:`t` uses its own running max, so :math:`E_t\ge 1` and no floor is needed.
-The backward pass recomputes the forward with the pure-torch ``chunk`` path and differentiates it.
-Triton is imported lazily: this module imports on a machine without it.
+The backward pass recomputes the forward with the pure-torch ``chunk`` path
+(:func:`zeros.chunk.attention`) and differentiates it. Triton is imported lazily: this module
+imports on a machine without it.
 """
 
 from __future__ import annotations
@@ -18,16 +19,23 @@ import functools
 
 import torch
 
-__all__ = ["triton_supported", "zeros_attention_triton"]
+from paperkit import triton_available, triton_interpret
+from zeros import chunk
+
+__all__ = ["attention", "supported"]
 
 
-def triton_supported(q: torch.Tensor) -> bool:
-    """Whether the kernel handles these inputs: Triton present (GPU or interpreter), d a power of
-    two >= 16 (tl.dot's smallest tile)."""
-    from paperkit import triton_available
-
+def supported(q: torch.Tensor, v: torch.Tensor) -> bool:
+    """Whether the kernel runs on these inputs: Triton present, q on a CUDA device (or Triton's
+    CPU interpreter on), v as wide as q, and d a power of two >= 16 (tl.dot's smallest tile)."""
     d = q.shape[-1]
-    return triton_available() and d >= 16 and (d & (d - 1)) == 0
+    return (
+        (q.is_cuda or triton_interpret())
+        and v.shape[-1] == d
+        and d >= 16
+        and (d & (d - 1)) == 0
+        and triton_available()
+    )
 
 
 @functools.cache
@@ -158,14 +166,12 @@ class _ZeroSTriton(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad):
-        from zeros.ops import _chunk
-
         saved = ctx.saved_tensors
         inputs = [x.detach().requires_grad_(x.requires_grad) for x in saved]
         q, k, v, s, g1, gh = inputs[:6]
         g0 = inputs[6] if ctx.has_g0 else None
         with torch.enable_grad():
-            out = _chunk(q, k, v, s, g1, gh, g0, True, ctx.chunk_size)
+            out = chunk.attention(q, k, v, s, g1, gh, g0, True, ctx.chunk_size)
         needs = [x for x in inputs if x.requires_grad]
         grads = iter(torch.autograd.grad(out, needs, grad, allow_unused=True))
         result = [next(grads) if x.requires_grad else None for x in inputs]
@@ -174,11 +180,7 @@ class _ZeroSTriton(torch.autograd.Function):
         return (*result, None)
 
 
-def zeros_attention_triton(q, k, v, s, gate1, gateh, gate0=None, *, chunk_size=64):
-    """Causal ZeroS attention with unit-normalised ``q``, ``k`` through the fused Triton kernel."""
-    if not triton_supported(q):
-        raise RuntimeError(
-            "The triton backend needs Triton with a CUDA device (or TRITON_INTERPRET=1) and a head "
-            f"size that is a power of two >= 16; got d = {q.shape[-1]}. Use backend='chunk'."
-        )
+def attention(q, k, v, s, gate1, gateh, gate0, chunk_size):
+    """Causal ZeroS attention for unit-length q, k (B, T, H, d) through the fused kernel; the
+    caller checks :func:`supported` first."""
     return _ZeroSTriton.apply(q, k, v, s, gate1, gateh, gate0, chunk_size)

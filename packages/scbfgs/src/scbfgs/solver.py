@@ -22,8 +22,18 @@ from typing import Any, Literal
 import numpy as np
 from scipy.optimize import OptimizeResult
 
-from paperkit import Described, check_choice, param_error
-from scbfgs.diagnostics import newton_decrement, psi
+from paperkit import (
+    Described,
+    check_array,
+    check_callable,
+    check_choice,
+    check_int,
+    check_memory,
+    check_real,
+    describe,
+    param_error,
+)
+from scbfgs.diagnostics import newton_decrement, psi, smallest_eigenvalue
 from scbfgs.linesearch import LineSearchError, check_wolfe_constants, weak_wolfe_search
 
 __all__ = ["BFGSResult", "bfgs", "initial_inverse", "minimize", "unit_step_onset"]
@@ -51,26 +61,24 @@ class BFGSResult(OptimizeResult):
 
 
 def initial_inverse(B0: Array | float | None, d: int, owner: str = "bfgs") -> Array:
-    """``H_0 = B_0^{-1}`` from a matrix, a scalar ``c`` (``B_0 = cI``) or None (``B_0 = I``)."""
+    """``H_0 = B_0^{-1}`` from a symmetric positive definite (d, d) matrix, a positive scalar
+    ``c`` (``B_0 = cI``) or None (``B_0 = I``); errors name ``B0`` of ``owner``.
+
+    >>> initial_inverse(4.0, 2)
+    array([[0.25, 0.  ],
+           [0.  , 0.25]])
+    """
     if B0 is None:
         return np.eye(d)
-    if np.isscalar(B0):
-        if not (np.isfinite(B0) and B0 > 0):
-            raise param_error(
-                "B0", owner, "a positive scalar or a symmetric positive definite matrix", B0
-            )
-        return np.eye(d) / float(B0)
-    B0 = np.asarray(B0, dtype=float)
-    if B0.shape != (d, d):
-        raise param_error("B0", owner, f"of shape ({d}, {d})", B0.shape)
+    if np.ndim(B0) == 0:
+        return np.eye(d) / check_real("B0", owner, B0, low=0, low_open=True)
+    B0 = check_array("B0", owner, B0, shape=(d, d)).astype(float)
     if not np.allclose(B0, B0.T, rtol=1e-10, atol=1e-12 * np.abs(B0).max()):
         raise param_error("B0", owner, "symmetric", Described("a non-symmetric matrix"))
     try:
         L = np.linalg.cholesky(B0)
     except np.linalg.LinAlgError:
-        raise param_error(
-            "B0", owner, "positive definite", Described("a matrix that is not")
-        ) from None
+        raise param_error("B0", owner, "positive definite", smallest_eigenvalue(B0)) from None
     Linv = np.linalg.inv(L)
     return Linv.T @ Linv
 
@@ -141,7 +149,15 @@ def bfgs(
         x_star, f_star: the solution, for :math:`\Psi(\bar B_t)` (with ``hess``) and
             :math:`\Delta_0`.
         f_tol: also stop when :math:`f-f^*\le` ``f_tol`` (needs ``f_star``; affine invariant).
-        M: the strong self-concordance constant, to report :math:`M\sqrt{\Delta_0}`.
+        M: the strong self-concordance constant (>= 0, may be inf), to report
+            :math:`M\sqrt{\Delta_0}`.
+
+    Shapes: x0 and x_star (d,), B0 (d, d).
+
+    NaN and inf: ``x0``, ``B0``, ``x_star``, ``f_star``, ``tol``, ``f_tol`` must be finite, and
+    ``grad`` must return finite gradients (ValueError naming them, also mid-run); ``f`` may return
+    inf (or NaN) outside its domain, which the line search treats as a rejected step, but not at
+    ``x0``. Dimensions whose d x d matrices would not fit in memory are refused.
 
     Near the floor of float64 rounding, the Armijo test can fail for every step. When the line
     search fails with :math:`\lVert g_t\rVert\le10^{-8}\max(1,\lVert g_0\rVert)` the run stops
@@ -149,17 +165,29 @@ def bfgs(
     :class:`LineSearchError`.
     """
     owner = "bfgs"
-    check_wolfe_constants(owner, alpha, beta)
-    check_choice("line_search", owner, line_search, LINE_SEARCHES)
-    if isinstance(max_iter, bool) or not isinstance(max_iter, (int, np.integer)) or max_iter < 0:
-        raise param_error("max_iter", owner, "a non-negative integer", max_iter)
-    x = np.array(x0, dtype=float)
-    if x.ndim != 1 or x.size == 0:
-        raise param_error("x0", owner, "a non-empty 1-D array", Described(f"shape {x.shape}"))
+    check_callable("f", owner, f)
+    check_callable("grad", owner, grad)
+    check_callable("hess", owner, hess, optional=True)
+    x = check_array("x0", owner, x0, shape=("d",)).astype(float)
     d = x.size
+    check_memory("x0", owner, Described(f"a point of dimension {d}"), 4 * 8 * d * d)
     H = initial_inverse(B0, d, owner)
+    alpha, beta = check_wolfe_constants(owner, alpha, beta)
+    max_iter = check_int("max_iter", owner, max_iter, low=0)
+    tol = check_real("tol", owner, tol, low=0)
+    check_choice("line_search", owner, line_search, LINE_SEARCHES)
+    if x_star is not None:
+        x_star = check_array("x_star", owner, x_star, shape=(d,)).astype(float)
+    if f_star is not None:
+        f_star = check_real("f_star", owner, f_star)
+    if f_tol is not None:
+        f_tol = check_real("f_tol", owner, f_tol, low=0)
+    if M is not None:
+        M = check_real("M", owner, M, low=0, finite=False)
     if line_search == "exact_quadratic" and hess is None:
         raise param_error("hess", owner, "given with line_search='exact_quadratic'", None)
+    if f_tol is not None and f_star is None:
+        raise param_error("f_star", owner, "given with f_tol", None)
     counts = {"f": 0, "g": 0}
 
     def f_eval(z: Array) -> float:
@@ -168,20 +196,36 @@ def bfgs(
 
     def g_eval(z: Array) -> Array:
         counts["g"] += 1
-        return np.asarray(grad(z), dtype=float)
+        g = np.asarray(grad(z), dtype=float)
+        if g.shape != (d,) or not np.isfinite(g).all():
+            bad = int(g.size - np.isfinite(g).sum())
+            raise param_error(
+                "grad",
+                owner,
+                f"a function returning finite gradients of shape ({d},)",
+                Described(f"a gradient of shape {g.shape} with {bad} NaN or inf entries"),
+            )
+        return g
 
     fx = f_eval(x)
     if not np.isfinite(fx):
         raise param_error(
-            "x0", owner, "a point where f is finite (inside its domain)", Described(f"f(x0) = {fx}")
+            "x0",
+            owner,
+            "a point where f is finite (inside its domain)",
+            Described(f"a point with f(x0) = {fx}"),
         )
     g = g_eval(x)
-    if g.shape != x.shape:
-        raise param_error("grad", owner, f"returning shape {x.shape}", g.shape)
-    if f_tol is not None and f_star is None:
-        raise param_error("f_star", owner, "given with f_tol", None)
     track_psi = hess is not None and x_star is not None
-    hess_star = hess(np.asarray(x_star, dtype=float)) if track_psi else None
+    hess_star = np.asarray(hess(x_star), dtype=float) if track_psi else None
+    if track_psi and (hess_star.shape != (d, d) or not np.isfinite(hess_star).all()):
+        raise param_error(
+            "hess", owner, f"returning a finite ({d}, {d}) matrix at x_star", describe(hess_star)
+        )
+    if track_psi and np.linalg.eigvalsh(hess_star).min() <= 0:
+        raise param_error(
+            "hess", owner, "positive definite at x_star", smallest_eigenvalue(hess_star)
+        )
 
     def decrement(x: Array, g: Array, H: Array) -> float:
         if hess is None:
@@ -286,10 +330,20 @@ def minimize(
     ``minimize(fun, x0, args=(), jac=grad, hess=None, tol=None, options={...})``; ``options`` takes
     any keyword of :func:`bfgs` (``B0``, ``alpha``, ``beta``, ``max_iter`` or scipy's ``maxiter``,
     ``line_search``, ``x_star``, ``f_star``, ``f_tol``, ``M``). ``jac`` is required (no finite
-    differences).
+    differences). Checks and NaN policy as :func:`bfgs`.
+
+    >>> res = minimize(lambda x: x @ x, np.ones(3), jac=lambda x: 2 * x)
+    >>> bool(res.success), res.fun < 1e-20
+    (True, True)
     """
-    if jac is None or not callable(jac):
-        raise param_error("jac", "minimize", "the gradient as a callable", jac, cls=TypeError)
+    owner = "minimize"
+    check_callable("fun", owner, fun)
+    check_callable("jac", owner, jac)
+    check_callable("hess", owner, hess, optional=True)
+    if not isinstance(args, tuple):
+        raise param_error("args", owner, "a tuple", describe(args), cls=TypeError)
+    if options is not None and not isinstance(options, dict):
+        raise param_error("options", owner, "a dict or None", describe(options), cls=TypeError)
     opts = dict(options or {})
     if "maxiter" in opts:
         opts["max_iter"] = opts.pop("maxiter")

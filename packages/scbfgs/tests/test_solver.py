@@ -16,7 +16,7 @@ from scbfgs import (
     newton_solve,
     quadratic,
 )
-from scbfgs.bfgs import _update
+from scbfgs.solver import _update
 
 
 def conditioned(d, cond, seed):
@@ -177,6 +177,19 @@ def test_bad_inputs(logistic):
     assert_param_error(bfgs, lambda x: float("nan"), p.grad, x0, param="x0")
     barrier = log_barrier(np.eye(2), np.ones(2), np.zeros(2), 1.0)
     assert_param_error(bfgs, barrier.f, barrier.grad, np.array([2.0, 0.0]), param="x0")
+    for name, value in (("tol", -1.0), ("tol", float("nan")), ("M", -1.0), ("f_tol", -1e-8)):
+        assert_param_error(bfgs, p.f, p.grad, x0, f_star=0.0, **{name: value}, param=name)
+    assert_param_error(bfgs, p.f, p.grad, x0, tol="1e-8", param="tol", exc=TypeError)
+    assert bfgs(p.f, p.grad, x0, M=float("inf"), f_star=0.0, max_iter=1).M_sqrt_delta0 == np.inf
+
+
+def test_a_nan_gradient_is_named_not_taken_for_an_ascent_direction(logistic):
+    p, _, _ = logistic
+    nan_grad = lambda x: np.full(8, np.nan)  # noqa: E731
+    error = assert_param_error(bfgs, p.f, nan_grad, np.zeros(8), param="grad")
+    assert "8 NaN or inf entries" in str(error)
+    late_nan = lambda x: p.grad(x) if np.all(x == 0) else nan_grad(x)  # noqa: E731
+    assert_param_error(bfgs, p.f, late_nan, np.zeros(8), param="grad")  # mid-run too
 
 
 def test_line_search_failure_far_from_the_solution_raises():
