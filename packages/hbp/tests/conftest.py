@@ -1,16 +1,11 @@
 import pytest
-import torch
 
 from hbp.cost import CostModel
 
 
-@pytest.fixture(autouse=True, scope="session")
-def one_thread():
-    """The tests' tensors are tiny: torch's intra-op threads only add contention."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
     yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from paperkit.testing import assert_param_error
 
 
 def test_lpt_beats_round_robin_on_average(preset):
-    """Card, check 4: mean ABR over 100 random lognormal instances (not per instance)."""
+    """Mean ABR over 100 random lognormal instances (not per instance)."""
     abr = {"lpt": [], "rr": []}
     for seed in range(100):
         rng = np.random.default_rng(seed)

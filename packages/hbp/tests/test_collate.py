@@ -80,7 +80,8 @@ def test_dataloader_over_all_ranks_sees_every_sample_once():
 def test_bad_inputs():
     assert_param_error(pack_collate, [], param="samples")
     assert_param_error(pack_collate, [torch.tensor([], dtype=torch.long)], param="samples")
-    assert_param_error(block_diagonal_mask, torch.tensor([0, 2, 2]), param="cu_seqlens")
+    assert_param_error(block_diagonal_mask, torch.tensor([0, 3, 2]), param="cu_seqlens")
+    assert_param_error(block_diagonal_mask, torch.tensor([1, 3]), param="cu_seqlens")
     sched = HBPScheduler([GroupConfig(8)], [[[0]]], 2)
     assert_param_error(HBPBatchSampler, sched, 2, param="rank")
 

@@ -24,7 +24,7 @@ def test_time_formula(token_cost):
 @pytest.mark.parametrize("sp", [1, 2, 4, 8])
 @pytest.mark.parametrize("ckpt", [False, True])
 def test_monotone(preset, sp, ckpt):
-    """Card, check 6: more tokens never take less time; higher SP never uses more memory."""
+    """More tokens never take less time; higher SP never uses more memory."""
     rng = np.random.default_rng(sp)
     for _ in range(50):
         ell = list(rng.integers(1, 20000, size=int(rng.integers(1, 6))))

@@ -6,7 +6,7 @@ from paperkit.testing import assert_param_error
 
 @pytest.mark.slow
 def test_ddp_demo_gloo_two_processes():
-    """Card, check 8: real DDP (gloo, 2 processes); the default suite has the single-process
+    """Real DDP (gloo, 2 processes); the default suite has the single-process
     equivalent in test_loss.py."""
     out = run_ddp_demo(world_size=2)
     assert out["max_diff_between_ranks"] == 0.0

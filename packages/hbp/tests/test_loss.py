@@ -31,7 +31,7 @@ def problem():
 
 
 def test_ave_token_gradient_invariant_to_the_split(problem):
-    """Card, check 5: any packs/ranks/micro-steps give the global token-mean gradient (fp64)."""
+    """Any packs/ranks/micro-steps give the global token-mean gradient (fp64)."""
     model, samples = problem
     reference = global_mean_gradient(model, samples)
     rng = np.random.default_rng(0)

@@ -5,7 +5,7 @@ from paperkit.testing import assert_close, assert_param_error
 
 
 def test_abr_values():
-    # card, check 2: 1 - mean/max = 1 - 2/4
+    # 1 - mean/max = 1 - 2/4
     assert_close(attention_balance_ratio([4, 2, 2, 0]), 0.5, rtol=0, atol=1e-15)
     assert attention_balance_ratio([3, 3, 3]) == 0.0
     assert_close(attention_balance_ratio([1, 0, 0, 0]), 0.75, rtol=0, atol=1e-15)

@@ -11,7 +11,7 @@ PACKERS = [naive_pack, sorted_pack, greedy_fill]
 
 
 def test_greedy_fill_worked_example():
-    # card, check 1: 6 opens a pack, 4 is the longest that fits; 5 opens the next, 3 and 2 fill it
+    # 6 opens a pack, 4 is the longest that fits; 5 opens the next, 3 and 2 fill it
     assert greedy_fill([6, 5, 4, 3, 2], 10) == [[0, 2], [1, 3, 4]]
 
 
@@ -27,7 +27,7 @@ def test_every_sample_once_and_no_pack_overflows(packer, balance):
 
 
 def test_greedy_fill_matches_a_naive_reference():
-    """The union-find implementation against the literal loop of the card, on random instances."""
+    """The union-find implementation against the literal GreedyFill loop, on random instances."""
     rng = np.random.default_rng(0)
     for _ in range(30):
         ell = rng.integers(1, 30, size=int(rng.integers(1, 40)))

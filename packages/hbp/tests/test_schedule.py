@@ -21,7 +21,7 @@ def setup():
 
 
 def test_every_pack_once_and_curriculum(setup, preset):
-    """Card, check 7."""
+    """Every pack runs once; the warm-up draws the shortest group only; adaptive SP."""
     ell, groups, packs = setup
     sched = HBPScheduler(groups, packs, 16, curriculum_warmup=0.1, seed=0, lengths=ell, cost=preset)
     batches = list(sched)

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from hbp.data import DEFAULT_MIX, synth_lengths
-from hbp.simulate import simulate
+from hbp.simulator import simulate
 from paperkit.testing import assert_param_error, check_seeded_determinism
 
 

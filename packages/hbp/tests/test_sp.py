@@ -26,7 +26,9 @@ def test_sp_attention_single_process_group(tmp_path):
         q, k, v = (torch.randn(1, 2, 12, 4, generator=g, dtype=torch.float64) for _ in range(3))
         cu = torch.tensor([0, 7, 12])
         assert_close(sp_attention(q, k, v, cu), varlen_attention(q, k, v, cu), rtol=0, atol=1e-12)
-        assert_param_error(sp_attention, q[:, :, :6], k, v, cu, param="q")
+        half = [x[:, :, :6] for x in (q, k, v)]  # a chunk of 6 tokens: T = 6 on one device
+        assert_param_error(sp_attention, *half, cu, param="cu_seqlens")
+        assert_param_error(sp_attention, q[:, :, :6], k, v, cu, param="k")
     finally:
         dist.destroy_process_group()
 

@@ -3,6 +3,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import torch
 
 # The workers run from a script file so that torch.multiprocessing can pickle them.
@@ -45,6 +46,7 @@ WORKER = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # two spawned processes importing torch: far beyond the default run's budget
 def test_ddp_gloo_two_processes_stay_in_sync(tmp_path):
     from subtrack import TinyLlama
 

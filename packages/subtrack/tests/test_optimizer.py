@@ -174,4 +174,40 @@ def test_bad_inputs():
     emb = nn.Embedding(10, 4, sparse=True)
     opt = SubTrackAdamW(emb.parameters())
     emb(torch.tensor([1, 2])).sum().backward()
-    assert_param_error(opt.step, param="params", exc=RuntimeError)
+    assert_param_error(opt.step, param="param_groups[0].params[0].grad", exc=TypeError)
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("scale", float("nan")),
+        ("scale", -0.1),
+        ("subspace_lr", float("inf")),
+        ("norm_growth_limit", 0.5),
+        ("norm_growth_limit", float("nan")),
+        ("max_angle", float("nan")),
+        ("v_reset_scale", -1.0),
+        ("update_interval", 2.5),
+        ("projection_aware", 1),
+        ("lr", float("nan")),
+        ("betas", (0.9, float("nan"))),
+    ],
+)
+def test_group_hyperparameters_are_checked_when_built(key, value):
+    w = nn.Parameter(torch.zeros(4, 6))
+    exc = TypeError if key in ("update_interval", "projection_aware") else ValueError
+    with pytest.raises(exc, match=rf"'{key}' parameter of SubTrackAdamW.param_groups\[0\]"):
+        SubTrackAdamW([{"params": [w], "rank": 2, key: value}])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf")])
+@pytest.mark.parametrize("rank", [None, 2])
+def test_non_finite_gradient_is_refused_before_any_update(bad, rank):
+    a, b = nn.Parameter(torch.ones(4, 6)), nn.Parameter(torch.ones(4, 6))
+    groups = [{"params": [a]}, {"params": [b]} if rank is None else {"params": [b], "rank": rank}]
+    opt = SubTrackAdamW(groups, lr=0.1)
+    a.grad, b.grad = torch.ones(4, 6), torch.ones(4, 6)
+    b.grad[1, 2] = bad
+    assert_param_error(opt.step, param="param_groups[1].params[0].grad")
+    assert torch.equal(a, torch.ones(4, 6)) and torch.equal(b, torch.ones(4, 6))
+    assert not opt.state  # nothing was initialised either

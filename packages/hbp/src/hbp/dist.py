@@ -29,16 +29,35 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
-from hbp._checks import positive_int
 from hbp.batching import balance_ranks, round_robin
 from hbp.collate import pack_collate
 from hbp.cost import CostModel
+from hbp.data import nonempty_list
 from hbp.loss import ave_token_loss, mean_loss
 from hbp.model import TinyCausalLM
-from hbp.packing import greedy_fill, naive_pack
-from paperkit import check_choice
+from hbp.packing import flat_packs, greedy_fill, naive_pack
+from paperkit import (
+    Described,
+    check_choice,
+    check_int,
+    check_memory,
+    check_tensor,
+    describe,
+    param_error,
+)
 
-__all__ = ["demo_problem", "flat_grad", "global_mean_gradient", "run_ddp_demo", "step_gradient"]
+__all__ = [
+    "PROCESS_BYTES",
+    "demo_problem",
+    "flat_grad",
+    "global_mean_gradient",
+    "run_ddp_demo",
+    "step_gradient",
+]
+
+#: Memory one spawned gloo process needs (the Python interpreter with torch imported, about
+#: 0.3-0.4 GB resident on Linux, rounded up).
+PROCESS_BYTES = 2**29
 
 Loss = Literal["ave_token", "mean"]
 
@@ -73,19 +92,57 @@ def step_gradient(
     packs_per_rank: Sequence[Sequence[Sequence[int]]],
     loss: Loss = "ave_token",
 ) -> torch.Tensor:
-    r"""The DDP step's gradient :math:`\frac1R\sum_r\sum_j\nabla\mathcal L(P_{r,j})`, emulated."""
-    check_choice("loss", "step_gradient", loss, ("ave_token", "mean"))
+    r"""The DDP step's gradient :math:`\frac1R\sum_r\sum_j\nabla\mathcal L(P_{r,j})`, emulated.
+
+    ``model``: a :class:`~hbp.model.TinyCausalLM`; ``samples``: 1-D token tensors with ids in
+    ``[0, vocab)``, at most ``max_len`` tokens each; ``packs_per_rank``: per rank, a list of packs
+    (non-empty lists of sample indices; a rank may have none) holding at least one scored token
+    in all. Integer inputs, so NaN cannot occur; NaN in the model's weights propagates.
+    """
+    owner = "step_gradient"
+    check_choice("loss", owner, loss, ("ave_token", "mean"))
+    _model_and_samples(owner, model, samples)
+    nonempty_list("packs_per_rank", owner, packs_per_rank, "lists of packs (one per rank)")
+    for packs in packs_per_rank:
+        if not isinstance(packs, Sequence) or len(packs):
+            flat_packs("packs_per_rank", owner, packs, len(samples))
     R = len(packs_per_rank)
     n_glob = sum(_loss_tokens(samples, packs) for packs in packs_per_rank)
+    if n_glob < 1:
+        raise param_error(
+            "packs_per_rank",
+            owner,
+            "packs holding a sample of 2 tokens or more",
+            Described("no scored token"),
+        )
     model.zero_grad(set_to_none=True)
     total = None
     for packs in packs_per_rank:
+        if not packs:
+            continue
         for pack in packs:
             _micro_loss(model, samples, pack, loss, n_glob, R).backward()
         g = flat_grad(model)
         total = g.clone() if total is None else total + g
         model.zero_grad(set_to_none=True)
     return total / R
+
+
+def _model_and_samples(owner: str, model: Any, samples: Any) -> None:
+    if not isinstance(model, TinyCausalLM):
+        raise param_error("model", owner, "a TinyCausalLM", describe(model), cls=TypeError)
+    nonempty_list("samples", owner, samples, "1-D token tensors")
+    for s in samples:
+        check_tensor("samples", owner, s, ndim=1, dtype="int")
+        lo, hi = int(s.min()), int(s.max())
+        if lo < 0 or hi >= model.vocab:
+            raise param_error(
+                "samples", owner, f"token ids in [0, {model.vocab})", lo if lo < 0 else hi
+            )
+        if s.numel() > model.max_len:
+            raise param_error(
+                "samples", owner, f"at most max_len = {model.max_len} tokens each", s.numel()
+            )
 
 
 def global_mean_gradient(model: torch.nn.Module, samples: Sequence[torch.Tensor]) -> torch.Tensor:
@@ -103,7 +160,11 @@ def global_mean_gradient(model: torch.nn.Module, samples: Sequence[torch.Tensor]
 def demo_problem(
     seed: int = 0, n: int = 12, vocab: int = 32
 ) -> tuple[list[torch.Tensor], np.ndarray]:
-    """``n`` random token sequences of lengths 2..40 and their lengths."""
+    """``n`` random token sequences of lengths 2..40 and their lengths (``n, vocab >= 1``)."""
+    owner = "demo_problem"
+    seed = check_int("seed", owner, seed, low=0)
+    n = check_int("n", owner, n, low=1)
+    vocab = check_int("vocab", owner, vocab, low=1)
     rng = np.random.default_rng(seed)
     lengths = rng.integers(2, 41, size=n)
     samples = [torch.from_numpy(rng.integers(0, vocab, size=int(m))) for m in lengths]
@@ -163,8 +224,12 @@ def run_ddp_demo(world_size: int = 2, seed: int = 0) -> dict[str, Any]:
 
     Returns the largest absolute gradient differences: between ranks (DDP keeps them equal),
     between the two packings, and against :func:`global_mean_gradient`, for each loss.
+    ``world_size`` processes must fit in memory (:data:`PROCESS_BYTES` each); ``seed`` >= 0.
     """
-    world_size = positive_int("world_size", "run_ddp_demo", world_size)
+    owner = "run_ddp_demo"
+    world_size = check_int("world_size", owner, world_size, low=1)
+    check_memory("world_size", owner, world_size, PROCESS_BYTES * world_size)
+    seed = check_int("seed", owner, seed, low=0)
     with tempfile.TemporaryDirectory() as tmp:
         store = os.path.join(tmp, "store")
         mp.spawn(_worker, args=(world_size, store, seed, tmp), nprocs=world_size, join=True)

@@ -9,7 +9,7 @@ trains :math:`n_{gpu}/k` packs at once, so the epoch takes
 
 :func:`select_groups` tries every subset G of the candidate lengths of size <= ``max_groups``
 that holds a length >= max ℓ, packs every group with GreedyFill and keeps the G of the smallest
-estimated epoch time (card, step 1).
+estimated epoch time (the paper's automatic selection of multi-level packing groups).
 """
 
 from __future__ import annotations
@@ -17,38 +17,56 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from math import comb
+from typing import Any
 
 import numpy as np
 import torch
 
-from hbp._checks import as_lengths, positive_int
-from hbp.cost import CostModel, pack_stats
+from hbp.cost import CostModel, cost_model, stats_of
+from hbp.data import nonempty_list, positive_ints, sample_lengths
 from hbp.packing import greedy_fill
-from paperkit import Described, param_error
+from paperkit import Described, check_array, check_bool, check_int, param_error
 
 __all__ = [
     "DEFAULT_CANDIDATES",
+    "MAX_SUBSETS",
     "GroupConfig",
     "assign_to_groups",
     "best_settings",
     "select_groups",
 ]
 
-#: Candidate packing lengths 𝓛 of the card: 8K, 16K, 32K, 64K, 128K.
+#: Candidate packing lengths: 8K, 16K, 32K, 64K, 128K.
 DEFAULT_CANDIDATES = (8192, 16384, 32768, 65536, 131072)
+#: The most subsets of candidate lengths :func:`select_groups` prices (each packs every sample).
+MAX_SUBSETS = 10_000
 
 
 @dataclass(frozen=True)
 class GroupConfig:
-    """One packing group: its packing length, SP degree and gradient checkpointing."""
+    """One packing group: its packing length, SP degree and gradient checkpointing.
+
+    ``pack_len`` and ``sp`` are positive integers, ``ckpt`` a bool.
+
+    >>> GroupConfig(16384, 2)
+    GroupConfig(pack_len=16384, sp=2, ckpt=False)
+    """
 
     pack_len: int
     sp: int = 1
     ckpt: bool = False
 
     def __post_init__(self) -> None:
-        positive_int("pack_len", "GroupConfig", self.pack_len)
-        positive_int("sp", "GroupConfig", self.sp)
+        owner = "GroupConfig"
+        object.__setattr__(self, "pack_len", check_int("pack_len", owner, self.pack_len, low=1))
+        object.__setattr__(self, "sp", check_int("sp", owner, self.sp, low=1))
+        object.__setattr__(self, "ckpt", check_bool("ckpt", owner, self.ckpt))
+
+
+def _candidates(name: str, owner: str, values: Any) -> list[int]:
+    """A non-empty list of positive integers, sorted without repeats."""
+    return sorted(set(positive_ints(name, owner, values).tolist()))
 
 
 def best_settings(
@@ -60,15 +78,34 @@ def best_settings(
     """The cheapest (sp, ckpt) in GPU-seconds for packs of ``pack_len`` tokens (None: none fits).
 
     ``avg_stats`` = (t, a) of a typical pack (default: one sample of ``pack_len`` tokens, the
-    most attention-heavy pack) prices the options.
+    most attention-heavy pack) prices the options; finite and non-negative (NaN refused).
+
+    >>> best_settings(8192, CostModel.preset("8b"))
+    GroupConfig(pack_len=8192, sp=1, ckpt=False)
     """
-    t, a = avg_stats if avg_stats is not None else (pack_len, float(pack_len) ** 2)
+    owner = "best_settings"
+    pack_len = check_int("pack_len", owner, pack_len, low=1)
+    cost_model("cost", owner, cost)
+    options = _candidates("sp_options", owner, sp_options)
+    if avg_stats is None:
+        t, a = float(pack_len), float(pack_len) ** 2
+    else:
+        stats = check_array("avg_stats", owner, avg_stats, shape=(2,), kind="real")
+        if np.any(stats < 0):
+            raise param_error("avg_stats", owner, "non-negative (t, a)", tuple(stats.tolist()))
+        t, a = float(stats[0]), float(stats[1])
+    return _best_settings(pack_len, cost, options, t, a)
+
+
+def _best_settings(
+    pack_len: int, cost: CostModel, sp_options: Sequence[int], t: float, a: float
+) -> GroupConfig | None:
     best, best_cost = None, np.inf
     for sp in sp_options:
         for ckpt in (False, True):
             if not cost.fits(pack_len, sp, ckpt):
                 continue
-            gpu_seconds = sp * float(cost.time_from_stats(t, a, sp, ckpt))
+            gpu_seconds = sp * float(cost.seconds(t, a, sp, ckpt))
             if gpu_seconds < best_cost:
                 best, best_cost = GroupConfig(int(pack_len), int(sp), ckpt), gpu_seconds
     return best
@@ -77,11 +114,23 @@ def best_settings(
 def assign_to_groups(
     lengths: Sequence[int] | np.ndarray | torch.Tensor, groups: Sequence[GroupConfig | int]
 ) -> torch.Tensor:
-    """Index (LongTensor) of the smallest group whose packing length holds each sample."""
-    ell = as_lengths(lengths, "assign_to_groups")
-    sizes = np.asarray([g.pack_len if isinstance(g, GroupConfig) else g for g in groups])
-    if sizes.size == 0 or np.any(sizes < 1):
-        raise param_error("groups", "assign_to_groups", "a non-empty list of groups", list(groups))
+    """Index (LongTensor) of the smallest group whose packing length holds each sample.
+
+    ``groups`` are :class:`GroupConfig` s or packing lengths (positive integers); ``lengths`` are
+    positive integers, each at most the longest packing length (no NaN: floats are refused).
+
+    >>> assign_to_groups([100, 20000, 9000], [GroupConfig(16384), GroupConfig(32768, 2)]).tolist()
+    [0, 1, 0]
+    """
+    owner = "assign_to_groups"
+    ell = sample_lengths("lengths", owner, lengths)
+    nonempty_list("groups", owner, groups, "groups")
+    sizes = np.asarray(
+        [
+            g.pack_len if isinstance(g, GroupConfig) else check_int("groups", owner, g, low=1)
+            for g in groups
+        ]
+    )
     order = np.argsort(sizes, kind="stable")
     if ell.max() > sizes.max():
         raise param_error(
@@ -101,18 +150,31 @@ def select_groups(
     max_groups: int = 3,
     sp_options: Sequence[int] = (1, 2, 4, 8),
 ) -> list[GroupConfig]:
-    """The cheapest set of packing groups (sorted by length) for these samples."""
-    ell = as_lengths(lengths, "select_groups")
-    max_groups = positive_int("max_groups", "select_groups", max_groups)
-    cands = sorted({positive_int("candidates", "select_groups", c) for c in candidates})
-    if not cands or ell.max() > cands[-1]:
+    """The cheapest set of packing groups (sorted by length) for these samples.
+
+    Every subset of ``candidates`` of at most ``max_groups`` lengths is priced (at most
+    :data:`MAX_SUBSETS` subsets; more is refused before any packing). Integer inputs only (no
+    NaN).
+    """
+    owner = "select_groups"
+    ell = sample_lengths("lengths", owner, lengths)
+    cost_model("cost", owner, cost)
+    cands = _candidates("candidates", owner, candidates)
+    max_groups = check_int("max_groups", owner, max_groups, low=1)
+    subsets = sum(comb(len(cands), k) for k in range(1, min(max_groups, len(cands)) + 1))
+    if subsets > MAX_SUBSETS:
         raise param_error(
-            "lengths", "select_groups", f"at most the longest candidate {cands[-1]}", int(ell.max())
+            "max_groups",
+            owner,
+            f"small enough that at most {MAX_SUBSETS} subsets of the {len(cands)} 'candidates' "
+            f"are priced (this one gives {subsets})",
+            max_groups,
         )
-    if not sp_options or any(
-        positive_int("sp_options", "select_groups", k) < 1 for k in sp_options
-    ):
-        raise param_error("sp_options", "select_groups", "a non-empty list of degrees", sp_options)
+    sp_options = _candidates("sp_options", owner, sp_options)
+    if ell.max() > cands[-1]:
+        raise param_error(
+            "lengths", owner, f"at most the longest candidate {cands[-1]}", int(ell.max())
+        )
     order = np.sort(ell)
     cache: dict[tuple[int, int], tuple[float, GroupConfig] | None] = {}
 
@@ -123,12 +185,12 @@ def select_groups(
             if members.size == 0:
                 cache[lo, hi] = (0.0, GroupConfig(hi, 1, False))
             else:
-                t, a = pack_stats(members, greedy_fill(members, hi))
-                config = best_settings(hi, cost, sp_options, (t.mean(), a.mean()))
+                t, a = stats_of(members, greedy_fill(members, hi))
+                config = _best_settings(hi, cost, sp_options, t.mean(), a.mean())
                 if config is None:
                     cache[lo, hi] = None
                 else:
-                    seconds = cost.time_from_stats(t, a, config.sp, config.ckpt).sum()
+                    seconds = cost.seconds(t, a, config.sp, config.ckpt).sum()
                     cache[lo, hi] = (config.sp * float(seconds), config)
         return cache[lo, hi]
 

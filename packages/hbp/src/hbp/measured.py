@@ -1,6 +1,6 @@
 r"""Measured data-parallel epochs of a small transformer on several gloo processes.
 
-The simulated speed-ups of :mod:`hbp.simulate` come from a cost model; this module times real
+The simulated speed-ups of :mod:`hbp.simulator` come from a cost model; this module times real
 training. ``world_size`` CPU processes (one thread each) train a :class:`~hbp.model.TinyCausalLM`
 on the same heavy-tailed samples (``synth_lengths`` scaled down by ``131072 / pack_len``) under
 three plans, all at SP degree 1:
@@ -31,17 +31,17 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from hbp._checks import positive_int
-from hbp.batching import round_robin
+from hbp.batching import ranks_checked, round_robin
 from hbp.collate import pack_collate
-from hbp.cost import CostModel
-from hbp.data import synth_lengths
+from hbp.cost import CostModel, cost_model
+from hbp.data import sample_lengths, synth_lengths
+from hbp.dist import PROCESS_BYTES
 from hbp.groups import GroupConfig, assign_to_groups
 from hbp.loss import ave_token_loss
 from hbp.model import TinyCausalLM
 from hbp.packing import greedy_fill, naive_pack, sorted_pack
 from hbp.schedule import HBPScheduler
-from paperkit import param_error
+from paperkit import check_choice, check_int, check_memory, param_error
 
 __all__ = ["PLANS", "measured_epochs", "plan_steps", "scaled_lengths"]
 
@@ -51,6 +51,7 @@ VOCAB, DIM, DEPTH, HEADS = 64, 64, 2, 4
 
 def scaled_lengths(n: int, pack_len: int, seed: int = 0) -> np.ndarray:
     """``synth_lengths`` (long-context SFT mix, up to 128K) shrunk to at most ``pack_len``."""
+    pack_len = check_int("pack_len", "scaled_lengths", pack_len, low=4)
     ell = synth_lengths(n, seed=seed).astype(np.float64) * pack_len / 131072
     return np.clip(np.round(ell), 4, pack_len).astype(np.int64)
 
@@ -67,13 +68,30 @@ def _steps_round_robin(packs: list[list[int]], world_size: int, accum: int) -> l
 def plan_steps(
     plan: str, lengths: np.ndarray, pack_len: int, world_size: int, accum: int, cost: CostModel
 ) -> list[list[list[list[int]]]]:
-    """The steps of one epoch: ``steps[s][rank]`` is the list of packs (sample ids) of a rank."""
+    """The steps of one epoch: ``steps[s][rank]`` is the list of packs (sample ids) of a rank.
+
+    ``plan`` is one of :data:`PLANS`; ``lengths`` positive integers of at most ``pack_len``
+    (a multiple of 4 for the HBP groups); ``world_size`` and ``accum`` positive. Integer inputs:
+    NaN cannot occur.
+
+    >>> plan_steps("naive", [3, 4, 5, 6], 8, 2, 1, CostModel.preset("8b"))
+    [[[[0, 1]], [[2]]], [[[3]], []]]
+    """
+    owner = "plan_steps"
+    check_choice("plan", owner, plan, PLANS)
+    lengths = sample_lengths("lengths", owner, lengths)
+    pack_len = check_int("pack_len", owner, pack_len, low=4)
+    if plan == "hbp" and pack_len % 4:
+        raise param_error("pack_len", owner, "a multiple of 4 (the HBP plan's groups)", pack_len)
+    if lengths.max() > pack_len:
+        raise param_error("lengths", owner, f"at most 'pack_len' = {pack_len}", int(lengths.max()))
+    world_size = ranks_checked(owner, world_size, "world_size")
+    accum = check_int("accum", owner, accum, low=1)
+    cost_model("cost", owner, cost)
     if plan == "naive":
         return _steps_round_robin(naive_pack(lengths, pack_len), world_size, accum)
     if plan == "sorted":
         return _steps_round_robin(sorted_pack(lengths, pack_len), world_size, accum)
-    if plan != "hbp":
-        raise param_error("plan", "plan_steps", f"one of {PLANS}", plan)
     levels = [GroupConfig(pack_len // 4), GroupConfig(pack_len // 2), GroupConfig(pack_len)]
     member = assign_to_groups(lengths, levels).numpy()
     groups, packs, accum_per_group = [], [], []
@@ -149,12 +167,24 @@ def measured_epochs(
     ``cost`` is the model the HBP plan balances ranks with (calibrate it on this machine,
     e.g. ``hbp.reproduce.calibration``); the default is the 8B preset.
     Returns per plan: epoch wall time (sum of step times), steps, measured mean ABR, mean loss.
+
+    Every argument is checked before any process starts: ``world_size`` processes must fit in
+    memory (:data:`hbp.dist.PROCESS_BYTES` each), ``pack_len`` is a multiple of 4, the samples
+    (at most ``n_samples * pack_len`` tokens) must fit too. NaN in training propagates to the
+    reported loss.
     """
-    world_size = positive_int("world_size", "measured_epochs", world_size)
-    pack_len = positive_int("pack_len", "measured_epochs", pack_len)
+    owner = "measured_epochs"
+    world_size = check_int("world_size", owner, world_size, low=1)
+    check_memory("world_size", owner, world_size, PROCESS_BYTES * world_size)
+    n_samples = check_int("n_samples", owner, n_samples, low=1)
+    pack_len = check_int("pack_len", owner, pack_len, low=4)
     if pack_len % 4:
-        raise param_error("pack_len", "measured_epochs", "a multiple of 4", pack_len)
-    cost = cost if cost is not None else CostModel.preset("8b")
+        raise param_error("pack_len", owner, "a multiple of 4", pack_len)
+    check_memory("pack_len", owner, pack_len, 4 * 3 * pack_len * pack_len)  # one pack's scores
+    check_memory("n_samples", owner, n_samples, 8 * n_samples * pack_len)
+    accum = check_int("accum", owner, accum, low=1)
+    seed = check_int("seed", owner, seed, low=0)
+    cost = cost_model("cost", owner, cost) if cost is not None else CostModel.preset("8b")
     lengths = scaled_lengths(n_samples, pack_len, seed)
     rng = np.random.default_rng(seed)
     samples = [torch.from_numpy(rng.integers(0, VOCAB, size=int(m))) for m in lengths]

@@ -1,4 +1,4 @@
-r"""Efficiency metrics of a packing (card, "The method").
+r"""Efficiency metrics of a packing (the paper's ABR and CR, named in its Figure 1).
 
 - Attention Balance Ratio over R ranks with attention costs :math:`c_r`:
   :math:`\mathrm{ABR} = \sum_r (\max c - c_r)/(R\max c) = 1 - \bar c/\max c`.
@@ -14,22 +14,25 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from hbp._checks import as_lengths, positive_int
-from paperkit import Described, param_error
+from hbp.data import sample_lengths
+from hbp.packing import flat_packs
+from paperkit import check_array, check_int, param_error
 
 __all__ = ["attention_balance_ratio", "communication_ratio", "padding_ratio"]
 
 
 def attention_balance_ratio(costs_per_rank: Sequence[float] | np.ndarray) -> float:
-    """ABR = 1 - mean(c) / max(c): 0 when balanced, (R-1)/R when one rank does all the work."""
-    c = np.asarray(costs_per_rank, dtype=np.float64)
-    if c.ndim != 1 or c.size == 0 or np.any(c < 0) or not np.all(np.isfinite(c)):
-        raise param_error(
-            "costs_per_rank",
-            "attention_balance_ratio",
-            "a non-empty 1-D array of costs >= 0",
-            Described(f"{c.tolist() if c.size < 10 else c.shape}"),
-        )
+    """ABR = 1 - mean(c) / max(c): 0 when balanced, (R-1)/R when one rank does all the work.
+
+    ``costs_per_rank``: a non-empty 1-D array of costs >= 0 (NaN and inf refused).
+
+    >>> attention_balance_ratio([4, 2, 2, 0])
+    0.5
+    """
+    owner = "attention_balance_ratio"
+    c = check_array("costs_per_rank", owner, costs_per_rank, ndim=1).astype(np.float64)
+    if np.any(c < 0):
+        raise param_error("costs_per_rank", owner, "costs >= 0", float(c.min()))
     top = c.max()
     return 0.0 if top == 0 else float(1.0 - c.mean() / top)
 
@@ -37,17 +40,20 @@ def attention_balance_ratio(costs_per_rank: Sequence[float] | np.ndarray) -> flo
 def communication_ratio(
     lengths: Sequence[int] | np.ndarray, sp_of_sample: Sequence[int] | np.ndarray, L0: int
 ) -> float:
-    """CR: the token share of samples no longer than ``L0`` trained with an SP degree > 1."""
-    ell = as_lengths(lengths, "communication_ratio")
-    sp = np.asarray(sp_of_sample)
-    if sp.shape != ell.shape or np.any(sp < 1):
-        raise param_error(
-            "sp_of_sample",
-            "communication_ratio",
-            f"{ell.size} SP degrees >= 1",
-            Described(f"shape {sp.shape}"),
-        )
-    L0 = positive_int("L0", "communication_ratio", L0)
+    """CR: the token share of samples no longer than ``L0`` trained with an SP degree > 1.
+
+    ``lengths`` (positive integers) and ``sp_of_sample`` (integers >= 1) have one entry per
+    sample; integer inputs, so NaN cannot occur (floats are refused).
+
+    >>> communication_ratio([100, 2000, 50000, 120000], [1, 2, 1, 8], 80000) == 2000 / 52100
+    True
+    """
+    owner = "communication_ratio"
+    ell = sample_lengths("lengths", owner, lengths)
+    sp = check_array("sp_of_sample", owner, sp_of_sample, shape=ell.shape, kind="int")
+    if np.any(sp < 1):
+        raise param_error("sp_of_sample", owner, "SP degrees >= 1", int(sp.min()))
+    L0 = check_int("L0", owner, L0, low=1)
     short = ell <= L0
     total = ell[short].sum()
     return 0.0 if total == 0 else float(ell[short & (sp > 1)].sum() / total)
@@ -58,14 +64,23 @@ def padding_ratio(
 ) -> float:
     """Share of the ``#packs * pack_len`` slots left empty.
 
-    ``packs`` are lists of sample *lengths*, or lists of sample indices into ``lengths``.
+    ``packs`` are lists of sample *lengths* (``lengths=None``), or lists of sample indices into
+    ``lengths``; every pack holds at most ``pack_len`` tokens. Integer inputs only (no NaN).
+
+    >>> round(padding_ratio([[6, 4], [5, 3]], 10), 12)
+    0.1
     """
-    pack_len = positive_int("pack_len", "padding_ratio", pack_len)
-    if len(packs) == 0:
-        raise param_error("packs", "padding_ratio", "a non-empty list of packs", packs)
+    owner = "padding_ratio"
+    pack_len = check_int("pack_len", owner, pack_len, low=1)
     if lengths is None:
-        used = sum(int(sum(p)) for p in packs)
+        flat_packs("packs", owner, packs, pack_len + 1, low=1, what="sample lengths")
+        per_pack = [int(sum(p)) for p in packs]
     else:
-        ell = as_lengths(lengths, "padding_ratio")
-        used = sum(int(ell[list(p)].sum()) for p in packs)
-    return 1.0 - used / (len(packs) * pack_len)
+        ell = sample_lengths("lengths", owner, lengths)
+        flat_packs("packs", owner, packs, ell.size)
+        per_pack = [int(ell[list(p)].sum()) for p in packs]
+    if max(per_pack) > pack_len:
+        raise param_error(
+            "packs", owner, f"packs of at most 'pack_len' = {pack_len} tokens", max(per_pack)
+        )
+    return 1.0 - sum(per_pack) / (len(packs) * pack_len)

@@ -16,22 +16,56 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 
-from hbp._checks import as_lengths, positive_int
-from paperkit import check_choice, param_error
+from hbp.data import nonempty_list, sample_lengths
+from paperkit import Described, check_choice, check_int, param_error
 
-__all__ = ["greedy_fill", "naive_pack", "sorted_pack"]
+__all__ = ["flat_packs", "greedy_fill", "naive_pack", "sorted_pack"]
 
 
-def _checked(lengths: Sequence[int] | np.ndarray, pack_len: int, owner: str) -> np.ndarray:
-    ell = as_lengths(lengths, owner)
-    pack_len = positive_int("pack_len", owner, pack_len)
+def flat_packs(
+    name: str,
+    owner: str,
+    packs: Any,
+    high: int | None,
+    *,
+    low: int = 0,
+    what: str = "sample indices",
+) -> np.ndarray:
+    """The entries of ``packs`` (a list of non-empty lists of integers in ``[low, high)``, sample
+    indices unless said; ``high=None``: no upper bound), flattened; the worded error for anything
+    else (a float entry, an empty pack, an entry out of range)."""
+    within = f">= {low}" if high is None else f"in [{low}, {high})"
+    expected = f"a list of non-empty lists of {what} {within}"
+    nonempty_list(name, owner, packs, f"packs ({what} {within})")
+    if any(isinstance(p, (str, bytes)) or not isinstance(p, Sequence) for p in packs):
+        raise param_error(
+            name, owner, expected, Described("a list holding a non-list"), cls=TypeError
+        )
+    if any(len(p) == 0 for p in packs):
+        raise param_error(name, owner, expected, Described("a list holding an empty pack"))
+    flat = np.asarray([i for p in packs for i in p])
+    if flat.dtype.kind not in "iu":
+        raise param_error(
+            name, owner, expected, Described(f"entries of dtype {flat.dtype}"), cls=TypeError
+        )
+    if flat.min() < low or (high is not None and flat.max() >= high):
+        bad = int(flat.min()) if flat.min() < low else int(flat.max())
+        raise param_error(name, owner, expected, Described(f"the entry {bad}"))
+    return flat.astype(np.int64)
+
+
+def _lengths_and_pack_len(
+    lengths: Sequence[int] | np.ndarray, pack_len: int, owner: str
+) -> np.ndarray:
+    ell = sample_lengths("lengths", owner, lengths)
+    pack_len = check_int("pack_len", owner, pack_len, low=1)
     if ell.max() > pack_len:
         raise param_error(
-            "lengths", owner, f"at most pack_len = {pack_len} tokens per sample", int(ell.max())
+            "lengths", owner, f"at most 'pack_len' = {pack_len} tokens per sample", int(ell.max())
         )
     return ell
 
@@ -52,14 +86,27 @@ def _pack_in_order(ell: np.ndarray, order: np.ndarray, pack_len: int) -> list[li
 
 
 def naive_pack(lengths: Sequence[int] | np.ndarray, pack_len: int) -> list[list[int]]:
-    """Fixed-length packing in data order (the naive baseline)."""
-    ell = _checked(lengths, pack_len, "naive_pack")
+    """Fixed-length packing in data order (the naive baseline).
+
+    ``lengths`` are positive integers (floats refused, so NaN cannot occur), each at most
+    ``pack_len``.
+
+    >>> naive_pack([6, 5, 4, 3, 2], 10)
+    [[0], [1, 2], [3, 4]]
+    """
+    ell = _lengths_and_pack_len(lengths, pack_len, "naive_pack")
     return _pack_in_order(ell, np.arange(ell.size), int(pack_len))
 
 
 def sorted_pack(lengths: Sequence[int] | np.ndarray, pack_len: int) -> list[list[int]]:
-    """Length bucketing: sort by length (descending, stable), then pack consecutively."""
-    ell = _checked(lengths, pack_len, "sorted_pack")
+    """Length bucketing: sort by length (descending, stable), then pack consecutively.
+
+    Same inputs as :func:`naive_pack`.
+
+    >>> sorted_pack([2, 6, 3, 5, 4], 10)
+    [[1], [3, 4], [2, 0]]
+    """
+    ell = _lengths_and_pack_len(lengths, pack_len, "sorted_pack")
     return _pack_in_order(ell, np.argsort(-ell, kind="stable"), int(pack_len))
 
 
@@ -111,8 +158,14 @@ def greedy_fill(
     pack_len: int,
     balance: Literal["attn"] | None = None,
 ) -> list[list[int]]:
-    """GreedyFill packing (card, step 2); packs come out in the order they were opened."""
-    ell = _checked(lengths, pack_len, "greedy_fill")
+    """The paper's GreedyFill packing; packs come out in the order they were opened.
+
+    Same inputs as :func:`naive_pack`; ``balance`` is None or ``"attn"`` (see the module).
+
+    >>> greedy_fill([6, 5, 4, 3, 2], 10)
+    [[0, 2], [1, 3, 4]]
+    """
+    ell = _lengths_and_pack_len(lengths, pack_len, "greedy_fill")
     check_choice("balance", "greedy_fill", balance, (None, "attn"))
     L = int(pack_len)
     pool = _Pool(ell)

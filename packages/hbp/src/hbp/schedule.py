@@ -21,11 +21,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hbp._checks import as_lengths, positive_int
-from hbp.batching import balance_ranks, round_robin
-from hbp.cost import CostModel, pack_stats
+from hbp.batching import lpt, ranks_checked, round_robin
+from hbp.cost import CostModel, cost_model, stats_of
+from hbp.data import nonempty_list, sample_lengths
 from hbp.groups import GroupConfig
-from paperkit import param_error
+from hbp.packing import flat_packs
+from paperkit import Described, check_int, check_real, describe, param_error
 
 __all__ = ["Batch", "HBPScheduler"]
 
@@ -53,6 +54,13 @@ class HBPScheduler:
             round-robin).
         cost: the cost model of the balance (default ``CostModel.preset("8b")``).
         accum_steps: :math:`k_{acc}`, packs per rank per step (one int, or one per group).
+
+    Every pack is a non-empty list of sample indices (into ``lengths`` when given); integer
+    inputs, so NaN cannot occur; ``curriculum_warmup`` NaN is refused.
+
+    >>> sched = HBPScheduler([GroupConfig(8)], [[[0], [1], [2]]], n_ranks=2)
+    >>> [len(batch.packs_per_rank) for batch in sched]
+    [2, 2]
     """
 
     def __init__(
@@ -68,31 +76,53 @@ class HBPScheduler:
         accum_steps: int | Sequence[int] = 1,
     ) -> None:
         owner = "HBPScheduler"
-        self.n_ranks = positive_int("n_ranks", owner, n_ranks)
-        if len(groups) == 0 or len(groups) != len(packs_per_group):
+        self.n_ranks = ranks_checked(owner, n_ranks)
+        nonempty_list("groups", owner, groups, "GroupConfig")
+        if not all(isinstance(g, GroupConfig) for g in groups):
+            raise param_error(
+                "groups", owner, "a non-empty list of GroupConfig", describe(groups), cls=TypeError
+            )
+        if isinstance(packs_per_group, (str, bytes)) or not isinstance(packs_per_group, Sequence):
+            raise param_error(
+                "packs_per_group",
+                owner,
+                "a list of lists of packs",
+                describe(packs_per_group),
+                cls=TypeError,
+            )
+        if len(groups) != len(packs_per_group):
             raise param_error(
                 "packs_per_group",
                 owner,
                 f"one list of packs per group ({len(groups)})",
-                len(packs_per_group),
+                Described(f"{len(packs_per_group)} lists"),
             )
         for g in groups:
             if self.n_ranks % g.sp:
                 raise param_error(
                     "n_ranks", owner, f"divisible by every SP degree (sp={g.sp})", n_ranks
                 )
-        if not 0 <= curriculum_warmup < 1:
-            raise param_error("curriculum_warmup", owner, "in [0, 1)", curriculum_warmup)
+        self.curriculum_warmup = check_real(
+            "curriculum_warmup", owner, curriculum_warmup, low=0, high=1, high_open=True
+        )
+        self.seed = check_int("seed", owner, seed, low=0)
+        self.lengths = None if lengths is None else sample_lengths("lengths", owner, lengths)
+        n = None if self.lengths is None else self.lengths.size
+        for packs in packs_per_group:
+            if not isinstance(packs, Sequence) or len(packs):
+                flat_packs("packs_per_group", owner, packs, n)
         self.groups = list(groups)
         self.packs_per_group = [[list(p) for p in packs] for packs in packs_per_group]
-        self.curriculum_warmup = float(curriculum_warmup)
-        self.seed = int(seed)
-        accum = [accum_steps] * len(groups) if isinstance(accum_steps, int) else list(accum_steps)
-        if len(accum) != len(groups):
-            raise param_error("accum_steps", owner, f"an int or {len(groups)} ints", accum_steps)
-        self.accum_steps = [positive_int("accum_steps", owner, k) for k in accum]
-        self.lengths = None if lengths is None else as_lengths(lengths, owner)
-        self.cost = cost if cost is not None else CostModel.preset("8b")
+        if isinstance(accum_steps, Sequence) and not isinstance(accum_steps, (str, bytes)):
+            if len(accum_steps) != len(groups):
+                raise param_error(
+                    "accum_steps", owner, f"an int or {len(groups)} ints", list(accum_steps)
+                )
+            accum = list(accum_steps)
+        else:
+            accum = [accum_steps] * len(groups)
+        self.accum_steps = [check_int("accum_steps", owner, k, low=1) for k in accum]
+        self.cost = cost_model("cost", owner, cost) if cost is not None else CostModel.preset("8b")
         self.epoch = 0
         self.order = np.argsort([g.pack_len for g in self.groups], kind="stable")
 
@@ -109,7 +139,7 @@ class HBPScheduler:
 
     def set_epoch(self, epoch: int) -> None:
         """Select the epoch whose shuffles the next iteration uses (as DistributedSampler)."""
-        self.epoch = int(epoch)
+        self.epoch = check_int("epoch", "HBPScheduler.set_epoch", epoch, low=0)
 
     def group_sequence(self) -> list[int]:
         """The group of every step of the current epoch (the curriculum, without the packs)."""
@@ -146,10 +176,8 @@ class HBPScheduler:
             order = rng.permutation(len(packs))
         else:
             group = self.groups[g]
-            t, a = pack_stats(self.lengths, packs)
-            order = np.argsort(
-                -self.cost.time_from_stats(t, a, group.sp, group.ckpt), kind="stable"
-            )
+            t, a = stats_of(self.lengths, packs)
+            order = np.argsort(-self.cost.seconds(t, a, group.sp, group.ckpt), kind="stable")
         steps = [[packs[i] for i in order[s : s + k]] for s in range(0, len(packs), k)]
         if self.lengths is not None:
             steps = [steps[i] for i in rng.permutation(len(steps))]
@@ -165,7 +193,5 @@ class HBPScheduler:
             if self.lengths is None:
                 ranks = round_robin(len(step), n_dp)
             else:
-                ranks = balance_ranks(
-                    step, self.lengths, n_dp, self.cost, sp=group.sp, ckpt=group.ckpt
-                )
+                ranks = lpt(step, self.lengths, n_dp, self.cost, group.sp, group.ckpt)
             yield Batch(g, group.sp, group.ckpt, [[step[i] for i in r] for r in ranks])

@@ -25,10 +25,10 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn.functional as F
 
-from hbp._checks import positive_int
 from hbp.collate import block_diagonal_mask
-from hbp.model import varlen_attention
-from paperkit import param_error
+from hbp.dist import PROCESS_BYTES
+from hbp.model import checked_qkv, varlen_attention
+from paperkit import Described, check_int, check_memory, describe, param_error
 
 __all__ = ["GatherSequence", "run_sp_demo", "sp_attention"]
 
@@ -63,15 +63,34 @@ def sp_attention(
     cu_seqlens: torch.Tensor,
     group: dist.ProcessGroup | None = None,
 ) -> torch.Tensor:
-    """Causal varlen attention of this device's chunk; q, k, v are (B, H, T/k, d) local chunks."""
+    """Causal varlen attention of this device's chunk of the packed row.
+
+    Shapes:
+        q, k: (B, H, C, d) and v: (B, H, C, e), this device's chunk of C = T / k tokens;
+        cu_seqlens: (n + 1,) offsets of the whole row (:func:`hbp.collate.cu_seqlens_checked`),
+        ending at T = C * k; output (B, H, C, e).
+
+    ``group`` is a process group of an initialised ``torch.distributed`` (None: the default
+    group). q, k, v share one dtype and device; NaN or inf in them is refused (ValueError). The
+    (C, T) scores and the (T, T) mask must fit in memory.
+    """
+    owner = "sp_attention"
+    if not (dist.is_available() and dist.is_initialized()):
+        raise param_error(
+            "group",
+            owner,
+            "a process group of an initialised torch.distributed (call init_process_group)",
+            Described("no initialised process group"),
+        )
+    if group is not None and not isinstance(group, dist.ProcessGroup):
+        raise param_error("group", owner, "a ProcessGroup or None", describe(group), cls=TypeError)
     world = dist.get_world_size(group)
     rank = dist.get_rank(group)
-    chunk = q.shape[2]
-    total = int(cu_seqlens[-1])
-    if chunk * world != total:
-        raise param_error(
-            "q", "sp_attention", f"a chunk of T / k = {total} / {world} tokens", chunk
-        )
+    chunk = q.shape[2] if isinstance(q, torch.Tensor) and q.ndim == 4 else 0
+    checked_qkv(owner, q, k, v, cu_seqlens, total=chunk * world)
+    total = chunk * world
+    scores = 3 * q.shape[0] * q.shape[1] * chunk * total * q.element_size()
+    check_memory("cu_seqlens", owner, Described(f"T = {total}"), 3 * total**2 + scores)
     keys = GatherSequence.apply(k, group)
     values = GatherSequence.apply(v, group)
     mask = block_diagonal_mask(cu_seqlens)[rank * chunk : (rank + 1) * chunk]
@@ -107,12 +126,16 @@ def run_sp_demo(world_size: int = 2, seed: int = 0) -> dict[str, Any]:
     """Sequence-parallel attention on ``world_size`` gloo processes vs one device (fp64).
 
     Samples of lengths 5, 11, 3, 13 (one crosses the chunk boundary) are packed into 32 tokens;
-    returns the largest absolute differences of the output and of dq, dk, dv.
+    returns the largest absolute differences of the output and of dq, dk, dv. ``world_size``
+    divides 32; ``seed`` >= 0 (both checked before any process starts).
     """
-    world_size = positive_int("world_size", "run_sp_demo", world_size)
+    owner = "run_sp_demo"
+    world_size = check_int("world_size", owner, world_size, low=1)
+    seed = check_int("seed", owner, seed, low=0)
     cu = [0, 5, 16, 19, 32]
     if cu[-1] % world_size:
-        raise param_error("world_size", "run_sp_demo", "a divisor of 32", world_size)
+        raise param_error("world_size", owner, "a divisor of 32", world_size)
+    check_memory("world_size", owner, world_size, PROCESS_BYTES * world_size)
     with tempfile.TemporaryDirectory() as tmp:
         store = os.path.join(tmp, "store")
         mp.spawn(_worker, args=(world_size, store, seed, cu, tmp), nprocs=world_size, join=True)

@@ -9,26 +9,41 @@ arXiv 2502.01586).
 2
 """
 
-from subtrack.data import ALPHABET, synthetic_corpus
-from subtrack.grassmann import (
-    grassmann_step,
-    principal_angles,
-    projection_error,
-    rotate_adam_moments,
-)
-from subtrack.model import TinyLlama
-from subtrack.optimizer import METHODS, SubTrackAdamW, make_param_groups, optimizer_state_bytes
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "ALPHABET",
-    "METHODS",
-    "SubTrackAdamW",
-    "TinyLlama",
-    "grassmann_step",
-    "make_param_groups",
-    "optimizer_state_bytes",
-    "principal_angles",
-    "projection_error",
-    "rotate_adam_moments",
-    "synthetic_corpus",
-]
+from paperkit.lazy import lazy_exports
+
+__version__ = "0.1.0"
+
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "ALPHABET": "data",
+        "METHODS": "optimizer",
+        "SubTrackAdamW": "optimizer",
+        "TinyLlama": "model",
+        "grassmann_step": "grassmann",
+        "make_param_groups": "optimizer",
+        "optimizer_state_bytes": "optimizer",
+        "principal_angles": "grassmann",
+        "projection_error": "grassmann",
+        "rotate_adam_moments": "grassmann",
+        "synthetic_corpus": "data",
+    },
+)
+
+if TYPE_CHECKING:  # the names for static tools; at run time they load lazily
+    from subtrack.data import ALPHABET, synthetic_corpus  # noqa: F401
+    from subtrack.grassmann import (  # noqa: F401
+        grassmann_step,
+        principal_angles,
+        projection_error,
+        rotate_adam_moments,
+    )
+    from subtrack.model import TinyLlama  # noqa: F401
+    from subtrack.optimizer import (  # noqa: F401
+        METHODS,
+        SubTrackAdamW,
+        make_param_groups,
+        optimizer_state_bytes,
+    )

@@ -10,11 +10,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from paperkit import param_error
+from paperkit import check_int, check_memory
 
 __all__ = ["ALPHABET", "synthetic_corpus"]
 
 ALPHABET = "abcdefghijklmnopqrstuvwxyz .\n"
+#: Bytes per token while the corpus is built (its text, a list of ids and the int64 tensor).
+_BYTES_PER_TOKEN = 32
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
 
@@ -26,9 +28,17 @@ def _words(rng: np.random.Generator, count: int, low: int, high: int) -> list[st
 
 
 def synthetic_corpus(n_tokens: int, seed: int = 0) -> torch.Tensor:
-    """``n_tokens`` character ids (int64, values in ``[0, len(ALPHABET))``) of grammar text."""
-    if not (isinstance(n_tokens, int) and n_tokens >= 1):
-        raise param_error("n_tokens", "synthetic_corpus", "a positive integer", n_tokens)
+    """``n_tokens`` character ids (int64, values in ``[0, len(ALPHABET))``) of grammar text.
+
+    ``n_tokens >= 1`` (its text, list and tensor must fit in memory) and ``seed >= 0``.
+
+    >>> "".join(ALPHABET[i] for i in synthetic_corpus(12, seed=0))
+    'a kbxybp qwz'
+    """
+    owner = "synthetic_corpus"
+    n_tokens = check_int("n_tokens", owner, n_tokens, low=1)
+    check_memory("n_tokens", owner, n_tokens, _BYTES_PER_TOKEN * n_tokens)
+    seed = check_int("seed", owner, seed, low=0)
     rng = np.random.default_rng(seed)
     nouns, adjs, preps = _words(rng, 40, 3, 7), _words(rng, 20, 3, 6), _words(rng, 6, 2, 4)
     verbs = _words(rng, 25, 3, 6)

@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from paperkit import param_error
+from paperkit import check_int, check_memory, check_tensor, param_error
 
 __all__ = ["TinyLlama"]
 
@@ -66,16 +66,40 @@ class Block(nn.Module):
 
 
 class TinyLlama(nn.Module):
-    """Token embedding, ``layers`` decoder blocks, final RMSNorm and an untied ``lm_head``."""
+    """Token embedding, ``layers`` decoder blocks, final RMSNorm and an untied ``lm_head``.
+
+    ``vocab``, ``dim``, ``layers``, ``heads`` and ``hidden`` (default ``4 * dim``) are positive
+    integers, ``dim`` a multiple of ``2 * heads`` (rotary pairs); a model whose float32 weights
+    would not fit in memory is refused.
+
+    >>> model = TinyLlama(vocab=29, dim=16, layers=1, heads=2)
+    >>> model(torch.tensor([[1, 2, 3]])).shape
+    torch.Size([1, 3, 29])
+    """
 
     def __init__(
         self, vocab: int, dim: int = 128, layers: int = 2, heads: int = 4, hidden: int | None = None
     ) -> None:
-        super().__init__()
+        owner = "TinyLlama"
+        vocab = check_int("vocab", owner, vocab, low=1)
+        dim = check_int("dim", owner, dim, low=1)
+        layers = check_int("layers", owner, layers, low=1)
+        heads = check_int("heads", owner, heads, low=1)
+        hidden = 4 * dim if hidden is None else check_int("hidden", owner, hidden, low=1)
         if dim % heads or (dim // heads) % 2:
-            raise param_error("dim", "TinyLlama", f"a multiple of 2 * heads = {2 * heads}", dim)
+            raise param_error("dim", owner, f"a multiple of 2 * heads = {2 * heads}", dim)
+        # float32 weights: embedding and head vocab x dim each, per block 4 dim^2 + 3 dim hidden
+        for name, value, numel in (
+            ("dim", dim, 4 * dim * dim),
+            ("hidden", hidden, 3 * dim * hidden),
+            ("layers", layers, layers * (4 * dim * dim + 3 * dim * hidden)),
+            ("vocab", vocab, 2 * vocab * dim),
+        ):
+            check_memory(name, owner, value, 4 * numel)
+        super().__init__()
+        self.vocab = vocab
         self.embed = nn.Embedding(vocab, dim)
-        self.blocks = nn.ModuleList(Block(dim, heads, hidden or 4 * dim) for _ in range(layers))
+        self.blocks = nn.ModuleList(Block(dim, heads, hidden) for _ in range(layers))
         self.norm = RMSNorm(dim)
         self.lm_head = nn.Linear(dim, vocab, bias=False)
         for module in self.modules():
@@ -83,7 +107,16 @@ class TinyLlama(nn.Module):
                 nn.init.normal_(module.weight, std=0.02)
 
     def forward(self, tokens: Tensor) -> Tensor:
-        """Logits (B, T, vocab) for token ids (B, T)."""
+        """Logits (B, T, vocab) for token ids (B, T) in ``[0, vocab)``.
+
+        ``tokens`` is an integer tensor (NaN cannot occur; floating ids are refused).
+        """
+        check_tensor("tokens", "TinyLlama", tokens, shape=("B", "T"), dtype="int")
+        lo, hi = int(tokens.min()), int(tokens.max())
+        if lo < 0 or hi >= self.vocab:
+            raise param_error(
+                "tokens", "TinyLlama", f"token ids in [0, {self.vocab})", lo if lo < 0 else hi
+            )
         x = self.embed(tokens)
         for block in self.blocks:
             x = block(x)

@@ -20,6 +20,11 @@ The method fixes the options of the baselines: GaLore (no rotation, no recovery)
 scaling with limiter), LDAdam-like (rotation, no recovery). ``"subtrack"`` reads
 ``projection_aware`` and ``recovery_scaling`` from the group (both on: SubTrack++; both off:
 SubTrack-Grad). Groups without ``rank`` are plain AdamW.
+
+Every hyperparameter is checked when the optimizer (or a group) is built: NaN and inf are
+refused, and so are out-of-range values. ``step`` refuses a NaN or inf gradient before updating
+any parameter, naming the group and the parameter (a mixed-precision loop skips such steps
+itself, as ``torch.amp.GradScaler`` does, before calling ``step``).
 """
 
 from __future__ import annotations
@@ -32,8 +37,16 @@ from typing import Any
 import torch
 from torch import Tensor, nn
 
-from paperkit import Described, check_choice, param_error
-from subtrack.grassmann import grassmann_step, rotate_adam_moments
+from paperkit import (
+    Described,
+    check_bool,
+    check_choice,
+    check_int,
+    check_real,
+    describe,
+    param_error,
+)
+from subtrack.grassmann import geodesic_step, rotate
 
 __all__ = ["METHODS", "SubTrackAdamW", "make_param_groups", "optimizer_state_bytes"]
 
@@ -52,6 +65,65 @@ _LOW_RANK_DEFAULTS: dict[str, Any] = {
     "residual_uses_scale": False,
 }
 _OWNER = "SubTrackAdamW"
+_COMMON = ("lr", "betas", "eps", "weight_decay", "correct_bias")
+
+
+def _common(owner: str, values: dict[str, Any]) -> dict[str, Any]:
+    """The common hyperparameters present in ``values``, checked (and converted)."""
+    out: dict[str, Any] = {}
+    for key in ("lr", "eps", "weight_decay"):
+        if key in values:
+            out[key] = check_real(key, owner, values[key], low=0)
+    if "betas" in values:
+        betas = values["betas"]
+        if isinstance(betas, (str, bytes)) or not isinstance(betas, Sequence):
+            raise param_error(
+                "betas", owner, "two numbers in [0, 1)", describe(betas), cls=TypeError
+            )
+        if len(betas) != 2:
+            raise param_error("betas", owner, "two numbers in [0, 1)", tuple(betas))
+        out["betas"] = tuple(
+            check_real("betas", owner, b, low=0, high=1, high_open=True) for b in betas
+        )
+    if "correct_bias" in values:
+        out["correct_bias"] = check_bool("correct_bias", owner, values["correct_bias"])
+    return out
+
+
+def _low_rank(owner: str, group: dict[str, Any]) -> dict[str, Any]:
+    """The low-rank keys of ``group`` (defaults filled in), checked."""
+    out = {
+        "rank": check_int("rank", owner, group["rank"], low=1),
+        "update_interval": check_int("update_interval", owner, group["update_interval"], low=1),
+        "scale": check_real("scale", owner, group["scale"], low=0),
+        "subspace_lr": check_real("subspace_lr", owner, group["subspace_lr"], low=0),
+        "method": check_choice("method", owner, group["method"], METHODS),
+        "norm_growth_limit": check_real(
+            "norm_growth_limit", owner, group["norm_growth_limit"], low=1, finite=False
+        ),
+    }
+    for key in ("projection_aware", "recovery_scaling", "residual_uses_scale"):
+        out[key] = check_bool(key, owner, group[key])
+    for key in ("max_angle", "v_reset_scale"):
+        out[key] = None if group[key] is None else check_real(key, owner, group[key], low=0)
+    return out
+
+
+def _rank_fits_weights(owner: str, group: dict[str, Any]) -> None:
+    """Every weight of a low-rank group is 2-D with ``rank <= min(m, n)``."""
+    rank = group["rank"]
+    for p in group["params"]:
+        if p.ndim != 2:
+            raise param_error(
+                "params",
+                owner,
+                "2-D tensors in a group with 'rank'",
+                Described(f"a {p.ndim}-D tensor of shape {tuple(p.shape)}"),
+            )
+        if rank > min(p.shape):
+            raise param_error(
+                "rank", owner, f"an integer in [1, {min(p.shape)}] for shape {tuple(p.shape)}", rank
+            )
 
 
 def _top_basis(G: Tensor, rank: int) -> Tensor:
@@ -64,15 +136,26 @@ def _top_basis(G: Tensor, rank: int) -> Tensor:
 class SubTrackAdamW(torch.optim.Optimizer):
     """AdamW whose low-rank groups (those with a ``rank`` key) keep moments in a tracked subspace.
 
-    Low-rank group keys: ``rank``, ``update_interval=200``, ``scale=0.25`` (alpha),
-    ``subspace_lr=10.0`` (eta), ``method`` in :data:`METHODS`, ``projection_aware=True``,
-    ``recovery_scaling=True``, ``norm_growth_limit=1.01``, ``max_angle=None``,
-    ``v_reset_scale=None`` (multiply the rotated second moment, official code: ``1 - beta2``),
-    ``residual_uses_scale=False`` (official code: ``G - alpha P P^T G``).
+    Common keys (constructor defaults, or per group): ``lr >= 0``, ``betas`` two numbers in
+    [0, 1), ``eps >= 0``, ``weight_decay >= 0``, ``correct_bias``. Low-rank group keys: ``rank``
+    (an integer in [1, min(m, n)] for every (m, n) weight of the group), ``update_interval=200``
+    (>= 1), ``scale=0.25`` (alpha >= 0), ``subspace_lr=10.0`` (eta >= 0), ``method`` in
+    :data:`METHODS`, ``projection_aware=True``, ``recovery_scaling=True``,
+    ``norm_growth_limit=1.01`` (>= 1; inf: no limiter), ``max_angle=None`` (or >= 0),
+    ``v_reset_scale=None`` (or >= 0; multiply the rotated second moment, official code:
+    ``1 - beta2``), ``residual_uses_scale=False`` (official code: ``G - alpha P P^T G``). Every
+    number must be finite unless said; NaN is always refused.
 
     State per low-rank parameter: ``P``, ``exp_avg``, ``exp_avg_sq`` (shaped like the low-rank
     gradient ``P^T G`` or ``G P``), ``step``, ``s_norm``. ``subspace_time_s`` accumulates the wall
     time spent computing bases (initial SVD, SVD refreshes, geodesic steps, moment rotations).
+
+    >>> w = torch.nn.Parameter(torch.zeros(4, 6))
+    >>> opt = SubTrackAdamW([{"params": [w], "rank": 2}], lr=1e-2)
+    >>> w.grad = torch.ones(4, 6)
+    >>> opt.step()
+    >>> tuple(opt.state[w]["P"].shape), tuple(opt.state[w]["exp_avg"].shape)
+    ((4, 2), (2, 6))
     """
 
     def __init__(
@@ -84,63 +167,26 @@ class SubTrackAdamW(torch.optim.Optimizer):
         weight_decay: float = 0.0,
         correct_bias: bool = True,
     ) -> None:
-        defaults = dict(
-            lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, correct_bias=correct_bias
+        defaults = _common(
+            _OWNER,
+            dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, correct_bias=correct_bias),
         )
-        self._check_common(defaults)
         super().__init__(params, defaults)
         self.subspace_time_s = 0.0
 
-    @staticmethod
-    def _check_common(group: dict[str, Any]) -> None:
-        if not group["lr"] >= 0:
-            raise param_error("lr", _OWNER, "non-negative", group["lr"])
-        betas = group["betas"]
-        if len(betas) != 2 or not all(0.0 <= b < 1.0 for b in betas):
-            raise param_error("betas", _OWNER, "two numbers in [0, 1)", betas)
-        if not group["eps"] >= 0:
-            raise param_error("eps", _OWNER, "non-negative", group["eps"])
-        if not group["weight_decay"] >= 0:
-            raise param_error("weight_decay", _OWNER, "non-negative", group["weight_decay"])
-
     def add_param_group(self, param_group: dict[str, Any]) -> None:
-        """Fill the low-rank defaults of a group with ``rank`` and validate it."""
+        """Check the group's own keys, fill the low-rank defaults of a group with ``rank``."""
+        owner = f"{_OWNER}.param_groups[{len(self.param_groups)}]"
+        if not isinstance(param_group, dict):
+            raise param_error("param_group", owner, "a dict", describe(param_group), cls=TypeError)
+        param_group.update(_common(owner, {k: v for k, v in param_group.items() if k in _COMMON}))
         if "rank" in param_group:
             for key, value in _LOW_RANK_DEFAULTS.items():
                 param_group.setdefault(key, value)
+            param_group.update(_low_rank(owner, param_group))
         super().add_param_group(param_group)
-        group = self.param_groups[-1]
-        self._check_common(group)
-        if "rank" in group:
-            self._check_low_rank(group)
-
-    @staticmethod
-    def _check_low_rank(group: dict[str, Any]) -> None:
-        check_choice("method", _OWNER, group["method"], METHODS)
-        if not (isinstance(group["update_interval"], int) and group["update_interval"] >= 1):
-            raise param_error(
-                "update_interval", _OWNER, "a positive integer", group["update_interval"]
-            )
-        if not group["subspace_lr"] >= 0:
-            raise param_error("subspace_lr", _OWNER, "non-negative", group["subspace_lr"])
-        if not group["norm_growth_limit"] >= 1:
-            raise param_error("norm_growth_limit", _OWNER, "at least 1", group["norm_growth_limit"])
-        rank = group["rank"]
-        for p in group["params"]:
-            if p.ndim != 2:
-                raise param_error(
-                    "params",
-                    _OWNER,
-                    "2-D tensors in a group with 'rank'",
-                    Described(f"a {p.ndim}-D tensor of shape {tuple(p.shape)}"),
-                )
-            if not (isinstance(rank, int) and 1 <= rank <= min(p.shape)):
-                raise param_error(
-                    "rank",
-                    _OWNER,
-                    f"an integer in [1, {min(p.shape)}] for shape {tuple(p.shape)}",
-                    rank,
-                )
+        if "rank" in param_group:
+            _rank_fits_weights(owner, self.param_groups[-1])
 
     @torch.no_grad()
     def step(self, closure: Any = None) -> Any:
@@ -149,23 +195,39 @@ class SubTrackAdamW(torch.optim.Optimizer):
         if closure is not None:
             with torch.enable_grad():
                 loss = closure()
+        self._refuse_bad_gradients()
         for group in self.param_groups:
             for p in group["params"]:
                 if p.grad is None:
                     continue
-                if p.grad.is_sparse:
-                    raise param_error(
-                        "params",
-                        _OWNER,
-                        "dense-gradient tensors",
-                        Described("a sparse gradient"),
-                        cls=RuntimeError,
-                    )
                 if "rank" in group:
                     self._low_rank_step(p, group)
                 else:
                     self._adamw_step(p, group)
         return loss
+
+    def _refuse_bad_gradients(self) -> None:
+        """Refuse sparse or non-finite gradients before any parameter moves."""
+        for g, group in enumerate(self.param_groups):
+            for i, p in enumerate(group["params"]):
+                if p.grad is None:
+                    continue
+                name = f"param_groups[{g}].params[{i}].grad"
+                if p.grad.is_sparse:
+                    raise param_error(
+                        name,
+                        f"{_OWNER}.step",
+                        "a dense gradient",
+                        Described("a sparse gradient"),
+                        cls=TypeError,
+                    )
+                if not bool(torch.isfinite(p.grad).all()):
+                    raise param_error(
+                        name,
+                        f"{_OWNER}.step",
+                        "finite (no NaN or inf; no parameter was updated)",
+                        describe(p.grad),
+                    )
 
     def _adamw_step(self, p: Tensor, group: dict[str, Any]) -> None:
         """torch.optim.AdamW's update (decoupled weight decay, bias-corrected moments)."""
@@ -244,7 +306,7 @@ class SubTrackAdamW(torch.optim.Optimizer):
     ) -> None:
         P_old = state["P"]
         if group["method"] == "subtrack":
-            P_new, _ = grassmann_step(P_old, G, group["subspace_lr"], group["max_angle"])
+            P_new, _ = geodesic_step(P_old, G, group["subspace_lr"], group["max_angle"])
         else:
             P_new = _top_basis(G, group["rank"])
         state["P"] = P_new
@@ -252,7 +314,7 @@ class SubTrackAdamW(torch.optim.Optimizer):
             return
         M = state["exp_avg"].mT if right else state["exp_avg"]
         V = state["exp_avg_sq"].mT if right else state["exp_avg_sq"]
-        M_new, V_new = rotate_adam_moments(M, V, P_new.mT @ P_old, "left")
+        M_new, V_new = rotate(M, V, P_new.mT @ P_old, "left")
         if group["v_reset_scale"] is not None:
             V_new = V_new * group["v_reset_scale"]
         state["exp_avg"] = (M_new.mT if right else M_new).contiguous()
@@ -293,7 +355,30 @@ def make_param_groups(
     **group_kw: Any,
 ) -> list[dict[str, Any]]:
     """Split ``model``'s parameters: weights of ``nn.Linear`` modules named in ``targets`` go to a
-    low-rank group (``rank`` and ``group_kw``), every other parameter to a plain AdamW group."""
+    low-rank group (``rank`` and ``group_kw``), every other parameter to a plain AdamW group.
+
+    ``model`` is an ``nn.Module``, ``rank`` a positive integer, ``targets`` a non-empty list of
+    module names; ``group_kw`` are low-rank keys, checked when the optimizer is built.
+
+    >>> model = torch.nn.Sequential()
+    >>> model.add_module("q_proj", torch.nn.Linear(8, 8))
+    >>> [sorted(g) for g in make_param_groups(model, rank=2)]
+    [['params'], ['params', 'rank']]
+    """
+    owner = "make_param_groups"
+    if not isinstance(model, nn.Module):
+        raise param_error("model", owner, "an nn.Module", describe(model), cls=TypeError)
+    rank = check_int("rank", owner, rank, low=1)
+    if (
+        isinstance(targets, (str, bytes))
+        or not isinstance(targets, Sequence)
+        or not all(isinstance(t, str) for t in targets)
+    ):
+        raise param_error(
+            "targets", owner, "a list of module names", describe(targets), cls=TypeError
+        )
+    if not targets:
+        raise param_error("targets", owner, "a non-empty list of module names", Described("[]"))
     low_rank: list[nn.Parameter] = []
     for name, module in model.named_modules():
         if isinstance(module, nn.Linear) and name.rsplit(".", 1)[-1] in targets:
@@ -309,7 +394,19 @@ def make_param_groups(
 
 
 def optimizer_state_bytes(opt: torch.optim.Optimizer) -> int:
-    """Bytes held by the tensors of an optimizer's state (bases and moments)."""
+    """Bytes held by the tensors of an optimizer's state (bases and moments).
+
+    >>> w = torch.nn.Parameter(torch.zeros(4, 6))
+    >>> opt = SubTrackAdamW([{"params": [w], "rank": 2}])
+    >>> w.grad = torch.ones(4, 6)
+    >>> opt.step()
+    >>> optimizer_state_bytes(opt)  # P (4 x 2) and two moments (2 x 6), float32
+    128
+    """
+    if not isinstance(opt, torch.optim.Optimizer):
+        raise param_error(
+            "opt", "optimizer_state_bytes", "a torch.optim.Optimizer", describe(opt), cls=TypeError
+        )
     return sum(
         v.numel() * v.element_size()
         for state in opt.state.values()

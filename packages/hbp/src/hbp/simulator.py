@@ -21,22 +21,22 @@ from typing import Literal
 
 import numpy as np
 
-from hbp._checks import as_lengths, positive_int
-from hbp.batching import rank_loads, round_robin
-from hbp.cost import CostModel, pack_stats
+from hbp.batching import loads_of, ranks_checked, round_robin
+from hbp.cost import CostModel, cost_model, stats_of
+from hbp.data import positive_ints, sample_lengths
 from hbp.groups import DEFAULT_CANDIDATES, GroupConfig, assign_to_groups, select_groups
 from hbp.metrics import attention_balance_ratio, communication_ratio
 from hbp.packing import greedy_fill, naive_pack, sorted_pack
 from hbp.schedule import HBPScheduler
-from paperkit import check_choice, param_error
+from paperkit import check_choice, check_int, param_error
 
-__all__ = ["STRATEGIES", "Report", "simulate"]
+__all__ = ["STRATEGIES", "SimulationReport", "simulate"]
 
 STRATEGIES = ("padding", "naive", "sorted", "hbp")
 
 
 @dataclass
-class Report:
+class SimulationReport:
     """Outcome of :func:`simulate`: times in seconds, mean ABR over steps, CR, padding ratio."""
 
     strategy: str
@@ -80,28 +80,28 @@ def _fixed_length(
     global_tokens: int,
     pack_len: int,
     sp: int,
-) -> Report:
+) -> SimulationReport:
     ckpt = not cost.fits(pack_len, sp, False)
     if strategy == "padding":
         packs = _padded_batches(ell, pack_len)
         width = np.asarray([len(p) for p in packs], dtype=np.float64)
         longest = np.asarray([ell[p].max() for p in packs], dtype=np.float64)
         t, a = width * longest, width * longest**2
-        used_a = pack_stats(ell, packs)[1]
+        used_a = stats_of(ell, packs)[1]
     else:
         packs = naive_pack(ell, pack_len) if strategy == "naive" else sorted_pack(ell, pack_len)
-        t, a = pack_stats(ell, packs)
+        t, a = stats_of(ell, packs)
         used_a = a
-    times = cost.time_from_stats(t, a, sp, ckpt)
+    times = cost.seconds(t, a, sp, ckpt)
     n_dp = n_gpus // sp
     per_step = n_dp * _accum(global_tokens, n_dp, pack_len)
     step_times, step_abr = [], []
     for start in range(0, len(packs), per_step):
         idx = np.arange(start, min(start + per_step, len(packs)))
         ranks = [idx[r] for r in round_robin(idx.size, n_dp)]
-        step_times.append(rank_loads(ranks, times).max())
-        step_abr.append(attention_balance_ratio(rank_loads(ranks, used_a)))
-    return Report(
+        step_times.append(loads_of(ranks, times).max())
+        step_abr.append(attention_balance_ratio(loads_of(ranks, used_a)))
+    return SimulationReport(
         strategy=strategy,
         time_s=float(np.sum(step_times)),
         abr=float(np.mean(step_abr)),
@@ -134,7 +134,7 @@ def _hbp(
     global_tokens: int,
     candidates: tuple[int, ...],
     seed: int,
-) -> Report:
+) -> SimulationReport:
     groups = select_groups(ell, cost, candidates=candidates)
     for g in groups:
         if n_gpus % g.sp:
@@ -151,13 +151,13 @@ def _hbp(
     )
     step_times, step_abr = [], []
     for batch in scheduler:
-        stats = [pack_stats(ell, r) for r in batch.packs_per_rank]
-        times = [cost.time_from_stats(t, a, batch.sp, batch.ckpt).sum() for t, a in stats]
+        stats = [stats_of(ell, r) for r in batch.packs_per_rank]
+        times = [cost.seconds(t, a, batch.sp, batch.ckpt).sum() for t, a in stats]
         step_times.append(float(np.max(times)))
         step_abr.append(attention_balance_ratio([a.sum() for _, a in stats]))
     sp_of_sample = np.asarray([g.sp for g in groups])[member]
     slots = sum(len(p) * g.pack_len for p, g in zip(packs_per_group, groups, strict=True))
-    return Report(
+    return SimulationReport(
         strategy="hbp",
         time_s=float(np.sum(step_times)),
         abr=float(np.mean(step_abr)),
@@ -181,18 +181,36 @@ def simulate(
     sp: int = 8,
     candidates: tuple[int, ...] = DEFAULT_CANDIDATES,
     seed: int = 0,
-) -> Report:
-    """Simulate one epoch of ``strategy``; ``pack_len`` and ``sp`` set the fixed-length ones."""
-    check_choice("strategy", "simulate", strategy, STRATEGIES)
-    ell = as_lengths(lengths, "simulate")
-    n_gpus = positive_int("n_gpus", "simulate", n_gpus)
-    global_tokens = positive_int("global_tokens", "simulate", global_tokens)
-    pack_len = positive_int("pack_len", "simulate", pack_len)
-    sp = positive_int("sp", "simulate", sp)
+) -> SimulationReport:
+    """Simulate one epoch of ``strategy``; ``pack_len`` and ``sp`` set the fixed-length ones.
+
+    ``lengths`` are positive integers (NaN cannot occur); ``n_gpus`` (whose per-rank lists must
+    fit in memory), ``global_tokens``, ``pack_len`` and ``sp`` positive integers; ``candidates``
+    the packing lengths HBP may choose from, the longest at least the longest sample.
+
+    >>> from hbp.data import synth_lengths
+    >>> r = simulate("naive", synth_lengths(500, seed=0), 8, CostModel.preset("8b"), sp=8)
+    >>> r.strategy, r.cr, r.n_steps
+    ('naive', 1.0, 3)
+    """
+    owner = "simulate"
+    check_choice("strategy", owner, strategy, STRATEGIES)
+    ell = sample_lengths("lengths", owner, lengths)
+    n_gpus = ranks_checked(owner, n_gpus, "n_gpus")
+    cost_model("cost", owner, cost)
+    global_tokens = check_int("global_tokens", owner, global_tokens, low=1)
+    pack_len = check_int("pack_len", owner, pack_len, low=1)
+    sp = check_int("sp", owner, sp, low=1)
+    cands = tuple(sorted(set(positive_ints("candidates", owner, candidates).tolist())))
+    seed = check_int("seed", owner, seed, low=0)
     if strategy == "hbp":
-        return _hbp(ell, n_gpus, cost, global_tokens, candidates, seed)
+        if ell.max() > cands[-1]:
+            raise param_error(
+                "lengths", owner, f"at most the longest candidate {cands[-1]}", int(ell.max())
+            )
+        return _hbp(ell, n_gpus, cost, global_tokens, cands, seed)
     if n_gpus % sp:
-        raise param_error("sp", "simulate", f"a divisor of n_gpus = {n_gpus}", sp)
+        raise param_error("sp", owner, f"a divisor of 'n_gpus' = {n_gpus}", sp)
     if ell.max() > pack_len:
-        raise param_error("lengths", "simulate", f"at most pack_len = {pack_len}", int(ell.max()))
+        raise param_error("lengths", owner, f"at most 'pack_len' = {pack_len}", int(ell.max()))
     return _fixed_length(strategy, ell, n_gpus, cost, global_tokens, pack_len, sp)
