@@ -80,7 +80,11 @@ def tests(session: nox.Session, package: str) -> None:
         _workspace_checks(session)
         return
     _sync(session, package, "--group", "test")
-    session.env.update({"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": ""})
+    # bytecode is cached in the session's venv: without it every test process recompiles torch
+    # (about 20 s of CPU for torch._dynamo alone)
+    session.env.update(
+        {"TRITON_INTERPRET": "1", "CUDA_VISIBLE_DEVICES": "", "PYTHONDONTWRITEBYTECODE": ""}
+    )
     # the tests, and every `>>>` example of the sources as a doctest
     src = _src(package) / "src" / package
     session.run(

@@ -226,6 +226,8 @@ def check_array(
         array = np.asarray(value)
     except (ValueError, TypeError) as exc:
         raise param_error(name, owner, "an array", describe(value), cls=TypeError) from exc
+    if nonempty and array.size == 0:  # before the kind: numpy reads [] as float64
+        raise param_error(name, owner, "non-empty", describe(array))
     kinds = {"real": "iuf", "float": "f", "int": "iu", "bool": "b"}
     if kind is not None and array.dtype.kind not in kinds[kind]:
         what = {
