@@ -1,26 +1,23 @@
 import pytest
-import torch
 
 from dictpfl import Federation, HEContext, make_federated_digits, pretrained_mlp
 
 
-@pytest.fixture(autouse=True, scope="session")
-def one_thread():
-    """The tests' tensors are tiny: torch's intra-op threads only add contention."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
+@pytest.fixture(autouse=True)
+def _one_thread(one_thread):
     yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="session")
 def he():
+    """The reference CKKS context (N = 8192, [60, 40, 40, 60], 2^40), with its secret key."""
     return HEContext.create()
 
 
 @pytest.fixture(scope="session")
 def federation():
-    """One server and two client processes, shared by every federated test (start-up once)."""
+    """One server and two client processes, shared by every federated test; they start at the
+    first run (so only tests that run a federation pay for it)."""
     with Federation(2) as fed:
         yield fed
 
@@ -33,5 +30,5 @@ def ref_data():
 
 @pytest.fixture(scope="session")
 def ref_model(ref_data):
-    """The card's MLP 64-256-256 pretrained on the public split (few epochs), new head."""
+    """The reference MLP 64-256-256 pretrained on the public split (few epochs), new head."""
     return pretrained_mlp(ref_data, (256, 256), epochs=5, seed=0)

@@ -17,7 +17,7 @@ from paperkit.testing import assert_param_error, check_dtype_device, check_state
 
 
 def test_dictlinear_reproduces_the_linear_layer():
-    # card check 1
+    # DePE at initialisation: W_res + D T is the pretrained weight
     torch.manual_seed(0)
     lin = nn.Linear(48, 32)
     layer = DictLinear(lin.weight, lin.bias, rank=8)
@@ -51,7 +51,7 @@ def test_decompose_model_swaps_body_and_keeps_head():
 
 
 def test_only_tables_and_head_train(ref_data):
-    # card check 2: D and W_res stay bit-identical; only T and the head get gradients
+    # D and W_res stay bit-identical; only T and the head get gradients
     torch.manual_seed(0)
     model = decompose_model(MLP(64, (32, 32), 10), rank=4)
     frozen = {n: b.clone() for n, b in model.named_buffers()}
@@ -75,7 +75,7 @@ def test_flatten_unflatten_round_trip():
 
 
 def test_bad_rank_raises():
-    # card check 12
+    # ranks outside [1, min(d_out, d_in)] and non-matrices are refused
     w = torch.randn(5, 3)
     assert_param_error(DictLinear, w, None, 4, param="rank")
     assert_param_error(DictLinear, w, None, 0, param="rank")

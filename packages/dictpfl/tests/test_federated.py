@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from dictpfl import (
+    Federation,
     HEContext,
     decode,
     decompose_model,
@@ -34,7 +35,7 @@ def dict_run(run):
 
 
 def test_dictpfl_messages_hold_only_ciphertexts_and_round_ids(dict_run, ref_model):
-    # card check 3: the manifests of everything the server received and sent
+    # the manifests of everything the server received and sent
     kinds = {m["kind"] for m in dict_run.manifests}
     assert kinds == {"join", "round", "update", "global", "end"}
     for m in dict_run.manifests:
@@ -51,7 +52,7 @@ def test_dictpfl_messages_hold_only_ciphertexts_and_round_ids(dict_run, ref_mode
 
 
 def test_ciphertext_count_and_logged_bytes(dict_run):
-    # card check 7: ⌈|m_t| / 4096⌉ ciphertexts per update; bytes = Σ payload lengths
+    # ⌈|m_t| / 4096⌉ ciphertexts per update; bytes = Σ payload lengths
     assert dict_run.n_shared == 8 * 64 + 8 * 256 + 2570
     assert dict_run.n_sent[0] == dict_run.n_shared  # round 0 keeps everything
     expected_kept = math.ceil(0.3 * dict_run.n_shared)
@@ -82,7 +83,7 @@ def test_server_never_holds_the_key_and_cannot_decrypt(dict_run, he):
 
 
 def test_dictionaries_stay_frozen_and_clients_stay_in_sync(dict_run, ref_model):
-    # card check 2 across real rounds: D and W_res bit-identical to the initial decomposition
+    # across real rounds: D and W_res bit-identical to the initial decomposition
     fresh = dict(decompose_model(copy.deepcopy(ref_model), 8).named_buffers())
     for frozen in dict_run.frozen:
         assert set(frozen) == {"body.0.D", "body.0.W_res", "body.1.D", "body.1.W_res"}
@@ -92,7 +93,7 @@ def test_dictionaries_stay_frozen_and_clients_stay_in_sync(dict_run, ref_model):
 
 
 def test_encrypted_round_equals_plaintext_round(run):
-    # card check 8: same seeds, with and without CKKS; differences are CKKS noise only
+    # same seeds, with and without CKKS; differences are CKKS noise only
     enc = run("dictpfl", rounds=1)
     plain = run("dictpfl", rounds=1, encrypt=False)
     assert not any(m["n_ct"] for m in plain.manifests)
@@ -101,7 +102,7 @@ def test_encrypted_round_equals_plaintext_round(run):
 
 
 def test_byte_ordering_and_baselines(run, dict_run):
-    # card check 10: bytes(dictpfl) < bytes(depe_only) < bytes(fedhe_full)
+    # bytes(dictpfl) < bytes(depe_only) < bytes(fedhe_full)
     depe = run("depe_only")
     full = run("fedhe_full")
     total = {h.method: h.bytes_up.sum() + h.bytes_down.sum() for h in (dict_run, depe, full)}
@@ -117,7 +118,7 @@ def test_byte_ordering_and_baselines(run, dict_run):
 
 
 def test_run_is_deterministic_under_seed(run, dict_run):
-    # card check 11: same seed -> same accuracy trajectory (times aside)
+    # same seed -> same accuracy trajectory (times aside)
     again = run("dictpfl")
     np.testing.assert_array_equal(again.acc, dict_run.acc)
     a = run("dictpfl", encrypt=False, seed=3)
@@ -153,3 +154,25 @@ def test_bad_arguments_raise(ref_data, ref_model):
     err = assert_param_error(run_federated, "dictpfl", bad, **kw, param="data")
     assert "client 1" in str(err)
     assert_param_error(make_federated_digits, clients=1, param="clients")
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("batch_size", 0), ("lr", -1.0), ("local_epochs", 0), ("drop", {25: [0]}), ("decay", 1.0)],
+)
+def test_configuration_is_refused_before_any_process_starts(ref_data, option, value):
+    # the whole configuration is checked in the launcher: no process is spawned, no model trained
+    fed = Federation(2)
+    try:
+        assert_param_error(
+            run_federated,
+            "dictpfl",
+            ref_data,
+            clients=2,
+            federation=fed,
+            param=option,
+            **{option: value},
+        )
+        assert not fed.started
+    finally:
+        fed.close()

@@ -7,7 +7,7 @@ from paperkit.testing import assert_param_error
 
 
 def test_round_trip_and_chunking(he):
-    # card check 4 and 7: |v| <= 1 round-trips to 1e-4; ceil(P / 4096) ciphertexts
+    # |v| <= 1 round-trips to 1e-4; ceil(P / 4096) ciphertexts
     v = np.random.default_rng(0).uniform(-1, 1, 9000)
     chunks = he.encrypt(v)
     assert he.slots == 4096 and len(chunks) == 3 == he.n_chunks(9000)
@@ -27,7 +27,7 @@ def test_server_weighted_sum_decrypts_to_the_weighted_mean(he):
 
 
 def test_public_context_cannot_decrypt(he):
-    # card check 5: the server's context has no secret key and TenSEAL refuses to decrypt
+    # the server's context has no secret key and TenSEAL refuses to decrypt
     server = HEContext.from_bytes(he.public())
     assert not server.has_secret_key and he.has_secret_key
     chunks = he.encrypt(np.ones(10))

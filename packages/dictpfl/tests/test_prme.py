@@ -13,7 +13,7 @@ def _history(P, rounds, seed=3):
 
 
 def test_masks_agree_across_clients_and_follow_history():
-    # card check 6: same seed and history -> the same mask, without any communication
+    # same seed and history -> the same mask, without any communication
     P, s, beta = 1000, 0.7, 0.2
     a, b = PrMEMask(P, s, beta, seed=5), PrMEMask(P, s, beta, seed=5)
     assert a.mask(0).all()  # round 0 keeps everything
@@ -44,7 +44,7 @@ def test_reactivation_count_is_binomial():
 
 
 def test_zero_pruning_keeps_all_and_high_pruning_keeps_one():
-    # card check 9
+    # the extremes of the prune ratio
     m = PrMEMask(50, prune_ratio=0.0, reactivation=0.9)
     m.update(torch.randn(50))
     assert m.mask(3).all()

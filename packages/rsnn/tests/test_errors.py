@@ -66,13 +66,24 @@ def test_model_inputs():
     assert_param_error(RWNN, 1, walk_length=0, param="walk_length")
     model = RSNN(2, hidden=8)
     d = Data(x=torch.ones(4, 1), edge_index=SQUARE, num_nodes=4)
-    assert_param_error(model, d, param="batch")  # x has 1 feature, the model wants 2
+    err = assert_param_error(model, d, param="batch")  # x has 1 feature, the model wants 2
+    assert "x is of shape (4, 2)" in str(err)
     assert_param_error(model, "graph", param="batch", exc=TypeError)
     assert_param_error(RSNN(1, edge_dim=3, hidden=8), d, param="batch")  # no edge_attr
-    assert_param_error(RSNN(1, hidden=8, max_anon=3), d, param="max_anon")
-    assert_param_error(RSNN(1, hidden=8), d, 0, param="num_sequences")
+    err = assert_param_error(RSNN(1, hidden=8, max_anon=3), d, param="batch")
+    assert "max_anon = 3" in str(err)  # 4 nodes, refused before any search is drawn
+    assert_param_error(RSNN(1, hidden=8), d, 0, param="num_searches")  # the name forward takes
+    assert_param_error(RWNN(1, hidden=8), d, num_walks=0, param="num_walks")
     bad = Data(x=torch.ones(4, 1), edge_index=SQUARE[:, ::2], num_nodes=4)
-    assert_param_error(RSNN(1, hidden=8), bad, param="edge_index")
+    err = assert_param_error(RSNN(1, hidden=8), bad, param="batch")
+    assert "edge_index is symmetric" in str(err)
+
+
+def test_memory_sized_arguments_say_what_they_need():
+    err = assert_param_error(random_dfs, SQUARE, 4, 10**13, param="num_searches")
+    assert "fit in memory" in str(err) and "GiB" in str(err)
+    assert_param_error(random_walks, SQUARE, 4, 2, 10**13, param="length")
+    assert_param_error(random_dfs, SQUARE, 10**13, 1, param="num_nodes")
 
 
 def test_generator_inputs():

@@ -65,7 +65,7 @@ def test_sequences_are_graph_major_and_padded():
 
 
 def test_one_walk_of_length_one_sees_at_most_two_nodes():
-    # card check 11: the baseline's budget
+    # the baseline's budget: a walk of length 1 sees 2 nodes at most
     b = small_batch()
     seq = RWNN(1, hidden=8, num_walks=1, walk_length=1).sequences(b)
     for s in range(3):
@@ -73,7 +73,8 @@ def test_one_walk_of_length_one_sees_at_most_two_nodes():
 
 
 def test_expected_output_is_isomorphism_invariant():
-    # card check 8: mean over 2000 searches of a fixed random model on G and on a relabelled G
+    # isomorphism invariance in expectation (the paper's invariance argument): mean over 2000
+    # searches of a fixed random model on G and on a relabelled G
     g = nx.random_regular_graph(3, 10, seed=3)
     d = graph_data(g)
     torch.manual_seed(0)

@@ -245,7 +245,7 @@ def test_non_backtracking_walk_on_a_cycle_keeps_its_direction():
 
 
 def test_one_short_walk_covers_at_most_two_nodes():
-    # card check 11: budget accounting of the baseline, 1 walk of length 1
+    # budget accounting of the baseline: 1 walk of length 1 sees 2 nodes at most
     d = graph_data(GRAPHS["regular3"])
     w = random_walks(d.edge_index, 30, 1, 1, generator=gen(15))
     assert coverage(d.edge_index, 30, w)["node_frac"] <= 2 / 30

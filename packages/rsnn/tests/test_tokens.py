@@ -78,7 +78,8 @@ def test_euler_tokens_by_hand():
 
 
 def test_tokens_depend_on_ids_only_through_anon():
-    # card check 7: relabel the graph and map the searches through the same permutation
+    # tokens depend on ids only through anon: relabel the graph and map the searches through
+    # the same permutation
     d = featured_graph()
     s = random_dfs(d.edge_index, 9, 6, gen(1))
     perm = torch.randperm(9, generator=gen(2))

@@ -6,83 +6,64 @@ lookup table T (``W = W_res + D T``); only table updates leave a client, always 
 PrME prunes them further with a mask all clients derive from the public aggregation history.
 The server adds ciphertexts and never holds a secret key.
 
-Names are imported on first use (PEP 562), so the server process, which only needs
-:mod:`dictpfl.server`, never imports torch.
+Names are imported on first use, so the ``dictpfl`` command, and the server process, which
+only needs :mod:`dictpfl.server`, never import torch.
 """
 
-from __future__ import annotations
+from typing import TYPE_CHECKING
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from paperkit.lazy import lazy_exports
 
-_EXPORTS = {
-    "dictpfl.data": ("FederatedData", "dirichlet_split", "make_federated_digits"),
-    "dictpfl.depe": (
-        "DictLinear",
-        "decompose_model",
-        "flatten_tables",
-        "lookup_parameters",
-        "shared_numel",
-        "unflatten_into",
-    ),
-    "dictpfl.federated": ("METHODS", "FLHistory", "Federation", "run_federated"),
-    "dictpfl.he": ("HEContext",),
-    "dictpfl.messages": ("Message", "decode", "encode", "manifest"),
-    "dictpfl.model": ("MLP", "accuracy", "pretrained_mlp"),
-    "dictpfl.prme": ("PrMEMask",),
-}
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__version__ = "0.1.0"
 
-if TYPE_CHECKING:
-    from dictpfl.data import FederatedData, dirichlet_split, make_federated_digits
-    from dictpfl.depe import (
-        DictLinear,
-        decompose_model,
-        flatten_tables,
-        lookup_parameters,
-        shared_numel,
-        unflatten_into,
-    )
-    from dictpfl.federated import METHODS, Federation, FLHistory, run_federated
-    from dictpfl.he import HEContext
-    from dictpfl.messages import Message, decode, encode, manifest
-    from dictpfl.model import MLP, accuracy, pretrained_mlp
-    from dictpfl.prme import PrMEMask
+__getattr__, __dir__, __all__ = lazy_exports(
+    __name__,
+    {
+        "FederatedData": "data",
+        "dirichlet_split": "data",
+        "make_federated_digits": "data",
+        "DictLinear": "depe",
+        "decompose_model": "depe",
+        "flatten_tables": "depe",
+        "lookup_parameters": "depe",
+        "shared_numel": "depe",
+        "unflatten_into": "depe",
+        "FLHistory": "federated",
+        "Federation": "federated",
+        "METHODS": "federated",
+        "run_federated": "federated",
+        "HEContext": "he",
+        "Message": "messages",
+        "decode": "messages",
+        "encode": "messages",
+        "manifest": "messages",
+        "MLP": "model",
+        "accuracy": "model",
+        "pretrained_mlp": "model",
+        "PrMEMask": "prme",
+    },
+)
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'dictpfl' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_WHERE[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
-__all__ = [
-    "METHODS",
-    "MLP",
-    "DictLinear",
-    "FLHistory",
-    "FederatedData",
-    "Federation",
-    "HEContext",
-    "Message",
-    "PrMEMask",
-    "accuracy",
-    "decode",
-    "decompose_model",
-    "dirichlet_split",
-    "encode",
-    "flatten_tables",
-    "lookup_parameters",
-    "make_federated_digits",
-    "manifest",
-    "pretrained_mlp",
-    "run_federated",
-    "shared_numel",
-    "unflatten_into",
-]
+if TYPE_CHECKING:  # the same names for static tools; `x as x` marks a re-export
+    from dictpfl.data import FederatedData as FederatedData
+    from dictpfl.data import dirichlet_split as dirichlet_split
+    from dictpfl.data import make_federated_digits as make_federated_digits
+    from dictpfl.depe import DictLinear as DictLinear
+    from dictpfl.depe import decompose_model as decompose_model
+    from dictpfl.depe import flatten_tables as flatten_tables
+    from dictpfl.depe import lookup_parameters as lookup_parameters
+    from dictpfl.depe import shared_numel as shared_numel
+    from dictpfl.depe import unflatten_into as unflatten_into
+    from dictpfl.federated import METHODS as METHODS
+    from dictpfl.federated import Federation as Federation
+    from dictpfl.federated import FLHistory as FLHistory
+    from dictpfl.federated import run_federated as run_federated
+    from dictpfl.he import HEContext as HEContext
+    from dictpfl.messages import Message as Message
+    from dictpfl.messages import decode as decode
+    from dictpfl.messages import encode as encode
+    from dictpfl.messages import manifest as manifest
+    from dictpfl.model import MLP as MLP
+    from dictpfl.model import accuracy as accuracy
+    from dictpfl.model import pretrained_mlp as pretrained_mlp
+    from dictpfl.prme import PrMEMask as PrMEMask

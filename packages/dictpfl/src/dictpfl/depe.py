@@ -18,7 +18,14 @@ import fnmatch
 import torch
 from torch import nn
 
-from paperkit import Described, param_error
+from dictpfl.model import check_model
+from paperkit import (
+    check_bool,
+    check_int,
+    check_tensor,
+    describe,
+    param_error,
+)
 
 __all__ = [
     "DictLinear",
@@ -38,6 +45,9 @@ class DictLinear(nn.Module):
         bias: the pretrained bias ``(d_out,)`` or None (kept frozen unless ``train_bias``).
         rank: the SVD rank r, ``1 <= r <= min(d_out, d_in)``.
         train_bias: also train (and share) the bias.
+
+    NaN or inf in the weight, the bias or the input ``x`` of ``forward`` is refused. ``x`` must
+    have the layer's dtype and device.
     """
 
     def __init__(
@@ -49,20 +59,22 @@ class DictLinear(nn.Module):
         train_bias: bool = False,
     ):
         super().__init__()
-        if not isinstance(weight, torch.Tensor) or weight.ndim != 2:
-            raise param_error(
-                "weight", "DictLinear", "a 2-D tensor (d_out, d_in)", Described(_shape(weight))
+        owner = "DictLinear"
+        dims: dict = {}
+        check_tensor("weight", owner, weight, shape=("d_out", "d_in"), dims=dims)
+        if bias is not None:
+            check_tensor(
+                "bias",
+                owner,
+                bias,
+                shape=("d_out",),
+                dims=dims,
+                dtype=weight.dtype,
+                device=weight.device,
             )
         d_out, d_in = weight.shape
-        if isinstance(rank, bool) or not isinstance(rank, int) or not 1 <= rank <= min(d_out, d_in):
-            raise param_error(
-                "rank",
-                "DictLinear",
-                f"an integer in [1, min(d_out, d_in) = {min(d_out, d_in)}]",
-                rank,
-            )
-        if bias is not None and tuple(bias.shape) != (d_out,):
-            raise param_error("bias", "DictLinear", f"of shape ({d_out},)", Described(_shape(bias)))
+        rank = check_int("rank", owner, rank, low=1, high=min(d_out, d_in))
+        train_bias = check_bool("train_bias", owner, train_bias)
         w = weight.detach().to(torch.float64)
         U, S, Vh = torch.linalg.svd(w, full_matrices=False)
         root = S[:rank].sqrt()
@@ -88,15 +100,15 @@ class DictLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """``y = W_res x + D (T x) + b`` for ``x`` of shape ``(..., d_in)``."""
+        owner = "DictLinear"
+        check_tensor("x", owner, x, dtype=self.T.dtype, device=self.T.device)
+        if x.ndim == 0 or x.shape[-1] != self.in_features:
+            raise param_error("x", owner, f"of shape (..., {self.in_features})", describe(x))
         y = x @ self.W_res.T + (x @ self.T.T) @ self.D.T
         return y if self.bias is None else y + self.bias
 
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}, rank={self.rank}"
-
-
-def _shape(x: object) -> str:
-    return f"shape {tuple(x.shape)}" if hasattr(x, "shape") else f"a {type(x).__name__}"
 
 
 def decompose_model(
@@ -110,10 +122,31 @@ def decompose_model(
     """Swap (in place) every ``include`` layer whose name matches no ``skip`` pattern for a
     :class:`DictLinear`; freeze everything else except the skipped modules (the new head).
 
-    The rank is capped per layer at ``min(d_out, d_in)``; ``rank < 1`` raises. Returns ``model``.
+    ``rank`` must be in [1, min(d_out, d_in)] of every layer it decomposes; ``include`` holds
+    ``nn.Linear`` types (subclasses included); ``skip`` holds names or fnmatch patterns.
+    Returns ``model``.
     """
-    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 1:
-        raise param_error("rank", "decompose_model", "a positive integer", rank)
+    owner = "decompose_model"
+    if not isinstance(model, nn.Module):
+        raise param_error("model", owner, "a torch.nn.Module", describe(model), cls=TypeError)
+    rank = check_int("rank", owner, rank, low=1)
+    if (
+        not isinstance(include, tuple)
+        or not include
+        or not all(isinstance(t, type) and issubclass(t, nn.Linear) for t in include)
+    ):
+        raise param_error(
+            "include",
+            owner,
+            "a non-empty tuple of nn.Linear types",
+            describe(include),
+            cls=TypeError,
+        )
+    if isinstance(skip, str) or not all(isinstance(p, str) for p in skip):
+        raise param_error(
+            "skip", owner, "a tuple of module names or patterns", describe(skip), cls=TypeError
+        )
+    train_bias = check_bool("train_bias", owner, train_bias)
 
     def skipped(name: str) -> bool:
         return any(fnmatch.fnmatch(name, p) or name.split(".")[0] == p for p in skip)
@@ -124,14 +157,10 @@ def decompose_model(
         if name and isinstance(m, include) and not skipped(name)
     ]
     for name, module in targets:
-        if not isinstance(module, nn.Linear):
-            raise param_error(
-                "include", "decompose_model", "linear layer types", Described(type(module).__name__)
-            )
         if rank > min(module.weight.shape):
             raise param_error(
                 "rank",
-                "decompose_model",
+                owner,
                 f"at most min(d_out, d_in) = {min(module.weight.shape)} for layer {name!r}",
                 rank,
             )
@@ -151,28 +180,41 @@ def decompose_model(
 def lookup_parameters(model: nn.Module) -> list[nn.Parameter]:
     """The shared, trainable parameters in a fixed order: every lookup table ``T`` (and trained
     bias) of the :class:`DictLinear` layers plus the parameters left trainable (the head).
-    On an undecomposed model: every trainable parameter (full fine-tuning)."""
+    On an undecomposed model: every trainable parameter (full fine-tuning). ``model`` must have
+    trainable parameters."""
+    check_model("model", "lookup_parameters", model)
+    return _shared(model)
+
+
+def _shared(model: nn.Module) -> list[nn.Parameter]:
     return [p for p in model.parameters() if p.requires_grad]
 
 
 def shared_numel(model: nn.Module) -> int:
-    """P, the length of the shared vector."""
-    return sum(p.numel() for p in lookup_parameters(model))
+    """P, the length of the shared vector (``model`` with trainable parameters)."""
+    check_model("model", "shared_numel", model)
+    return sum(p.numel() for p in _shared(model))
 
 
 def flatten_tables(model: nn.Module) -> torch.Tensor:
-    """The shared parameters concatenated into one detached vector of length P."""
-    return torch.cat([p.detach().reshape(-1) for p in lookup_parameters(model)])
+    """The shared parameters concatenated into one detached vector of length P (``model`` with
+    trainable parameters)."""
+    check_model("model", "flatten_tables", model)
+    return torch.cat([p.detach().reshape(-1) for p in _shared(model)])
 
 
 def unflatten_into(model: nn.Module, vec: torch.Tensor) -> None:
-    """Write a length-P vector back into the shared parameters (inverse of flatten_tables)."""
-    params = lookup_parameters(model)
+    """Write a length-P vector back into the shared parameters (inverse of flatten_tables).
+
+    ``vec`` is cast to the parameters' dtype; NaN or inf in it is refused.
+    """
+    owner = "unflatten_into"
+    check_model("model", owner, model)
+    params = _shared(model)
     total = sum(p.numel() for p in params)
-    if not isinstance(vec, torch.Tensor) or vec.ndim != 1 or vec.numel() != total:
-        raise param_error(
-            "vec", "unflatten_into", f"a 1-D tensor of length P = {total}", Described(_shape(vec))
-        )
+    check_tensor("vec", owner, vec, shape=(total,), dtype=None)
+    if vec.dtype == torch.bool or vec.is_complex():
+        raise param_error("vec", owner, "a real tensor", describe(vec), cls=TypeError)
     with torch.no_grad():
         i = 0
         for p in params:

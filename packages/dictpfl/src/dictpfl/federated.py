@@ -39,11 +39,20 @@ import torch
 from torch import nn
 
 from dictpfl.client import DICT_METHODS, client_main
-from dictpfl.data import FederatedData
+from dictpfl.data import FederatedData, check_federated_data
 from dictpfl.he import HEContext
 from dictpfl.model import MLP
 from dictpfl.server import server_main
-from paperkit import Described, check_choice, param_error
+from paperkit import (
+    Described,
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_real,
+    describe,
+    param_error,
+)
 
 __all__ = ["METHODS", "FLHistory", "Federation", "run_federated"]
 
@@ -87,30 +96,45 @@ class FLHistory:
         return self.t_compute + self.t_encrypt + self.t_aggregate + self.t_decrypt + self.t_transfer
 
     def summary(self) -> dict[str, Any]:
-        """Final accuracy, mean MB per round (up + down), mean seconds per round."""
+        """Final accuracy, mean bytes per round (up + down), mean seconds per round."""
         return {
             "method": self.method,
             "final acc": float(self.acc[-1]),
-            "MB/round": float(np.mean(self.bytes_up + self.bytes_down) / 1e6),
+            "bytes/round": float(np.mean(self.bytes_up + self.bytes_down)),
             "s/round": float(np.mean(self.t_round)),
             "shared coords": self.n_shared,
             "sent coords": float(np.mean(self.n_sent)),
         }
 
 
+#: Memory one client or server process takes (torch and TenSEAL loaded, a small model).
+PROCESS_BYTES = 400 * 2**20
+
+
 class Federation:
     """One server process and ``clients`` client processes, reusable across runs.
 
-    Use as a context manager (or call :meth:`close`); processes are daemons, so they also end
-    with the launcher.
+    The processes start at the first :meth:`run`, so building a federation is cheap and its
+    argument is checked at once (``clients`` >= 2, the processes fitting in memory). Use as a
+    context manager (or call :meth:`close`); processes are daemons, so they also end with the
+    launcher.
     """
 
     def __init__(self, clients: int = 4):
-        if isinstance(clients, bool) or not isinstance(clients, int) or clients < 2:
-            raise param_error("clients", "Federation", "an integer >= 2", clients)
+        clients = check_int("clients", "Federation", clients, low=2)
+        check_memory("clients", "Federation", clients, (clients + 1) * PROCESS_BYTES)
         self.clients = clients
+        self.closed = False
+        self._server = None
+
+    @property
+    def started(self) -> bool:
+        """Whether the processes have been started."""
+        return self._server is not None
+
+    def _start(self) -> None:
         ctx = mp.get_context("spawn")
-        links = [ctx.Pipe() for _ in range(clients)]
+        links = [ctx.Pipe() for _ in range(self.clients)]
         self._server_ctl, server_end = ctx.Pipe()
         self._server = ctx.Process(
             target=server_main, args=(server_end, [a for a, _ in links]), daemon=True
@@ -123,7 +147,6 @@ class Federation:
             self._clients.append(ctx.Process(target=client_main, args=(theirs, b), daemon=True))
         for p in (self._server, *self._clients):
             p.start()
-        self.closed = False
 
     def __enter__(self) -> Federation:
         return self
@@ -136,6 +159,8 @@ class Federation:
         if self.closed:
             return
         self.closed = True
+        if not self.started:
+            return
         for conn in (self._server_ctl, *self._client_ctl):
             with contextlib.suppress(OSError):
                 conn.send(None)
@@ -152,6 +177,8 @@ class Federation:
         """
         if self.closed:
             raise RuntimeError("this Federation is closed (an earlier run did not finish)")
+        if not self.started:
+            self._start()
         finished = False
         try:
             self._server_ctl.send(server_job)
@@ -173,11 +200,6 @@ class Federation:
         if errors:
             raise ValueError("; ".join(errors))
         return reports[0], reports[1:]
-
-
-def _check(name: str, ok: bool, expected: str, got: Any) -> None:
-    if not ok:
-        raise param_error(name, "run_federated", expected, got)
 
 
 def run_federated(
@@ -208,44 +230,81 @@ def run_federated(
     """Federated fine-tuning of ``model`` (an :class:`~dictpfl.model.MLP` with a ``head``) on
     ``data`` with one of :data:`METHODS`.
 
-    ``model=None`` pretrains the card's MLP 64-256-256 on ``data.public``. ``he=None`` creates a
-    CKKS context (N = 8192, [60, 40, 40, 60], 2^40). ``encrypt=False`` runs the masked methods
+    ``model=None`` pretrains the reference MLP 64-256-256 on ``data.public``. ``he=None`` creates
+    a CKKS context (N = 8192, [60, 40, 40, 60], 2^40). ``encrypt=False`` runs the masked methods
     in plaintext (for equivalence checks). ``drop={round: [client ids]}`` makes those clients
     drop out after the round starts (the server times out after ``round_timeout`` s and
     aggregates the others). The PrME mask seed is ``seed``.
+
+    Every argument is checked before anything is pretrained or any process is started: ``data``
+    as :func:`dictpfl.data.check_federated_data` requires (finite features: NaN is refused),
+    ``clients`` equal to its client splits, ``model`` an MLP of ``data``'s input and class
+    counts, ``rank`` in [1, the model's smallest layer width], ``he`` a context with the secret
+    key, the ciphertexts of one round fitting in memory, and every count and rate in range.
     """
+    owner = "run_federated"
+    check_choice("method", owner, method, METHODS)
+    if data is None:
+        raise param_error("data", owner, "a FederatedData", None, cls=TypeError)
+    check_federated_data("data", owner, data)
+    rounds = check_int("rounds", owner, rounds, low=1)
+    clients = check_int("clients", owner, clients, low=2)
+    if len(data.clients) != clients:
+        raise param_error(
+            "clients", owner, f"the number of client splits in data ({len(data.clients)})", clients
+        )
+    rank = check_int("rank", owner, rank, low=1)
+    prune_ratio = check_real("prune_ratio", owner, prune_ratio, low=0, high=1, high_open=True)
+    reactivation = check_real("reactivation", owner, reactivation, low=0, high=1)
+    bandwidth_mbps = check_real("bandwidth_mbps", owner, bandwidth_mbps, low=0, low_open=True)
+    seed = check_int("seed", owner, seed, low=0)
+    encrypt = check_bool("encrypt", owner, encrypt)
+    decay = check_real("decay", owner, decay, low=0, high=1, high_open=True)
+    error_feedback = check_bool("error_feedback", owner, error_feedback)
+    fedml_frac = check_real("fedml_frac", owner, fedml_frac, low=0, high=1, low_open=True)
+    local_epochs = check_int("local_epochs", owner, local_epochs, low=1)
+    lr = check_real("lr", owner, lr, low=0, low_open=True)
+    batch_size = check_int("batch_size", owner, batch_size, low=1)
+    drop = _check_drop(owner, drop, rounds, clients)
+    round_timeout = check_real("round_timeout", owner, round_timeout, low=0, low_open=True)
+    keep_payloads = check_bool("keep_payloads", owner, keep_payloads)
+    widths = _check_model(owner, model, data)
+    if method in DICT_METHODS and rank > min(widths):
+        raise param_error("rank", owner, f"an integer in [1, {min(widths)}]", rank)
+    if federation is not None:
+        if not isinstance(federation, Federation):
+            raise param_error(
+                "federation", owner, "a Federation", describe(federation), cls=TypeError
+            )
+        if federation.closed or federation.clients != clients:
+            state = "closed" if federation.closed else "open"
+            raise param_error(
+                "federation",
+                owner,
+                f"an open Federation of {clients} clients",
+                Described(f"a {state} one of {federation.clients}"),
+            )
+    uses_he = method != "plaintext" and (encrypt or method in ("fedhe_full", "fedml_he"))
+    if he is not None:
+        if not isinstance(he, HEContext):
+            raise param_error("he", owner, "an HEContext", describe(he), cls=TypeError)
+        if uses_he and not he.has_secret_key:
+            raise param_error(
+                "he",
+                owner,
+                "a context with the secret key (the clients decrypt)",
+                Described("a public context"),
+            )
+    if uses_he:
+        shared = _shared_size(method, widths, data.n_classes, rank)
+        slots, one_ct = (he.slots, he.ciphertext_bytes) if he else (4096, 2 * 8192 * 4 * 8)
+        need = (2 * clients + 2) * -(-shared // slots) * one_ct  # uploads, aggregate, copies
+        check_memory("model", owner, describe(model), need)
+
     from dictpfl.model import pretrained_mlp
 
-    check_choice("method", "run_federated", method, METHODS)
-    if data is None:
-        raise param_error("data", "run_federated", "a FederatedData", None, cls=TypeError)
-    _check("clients", isinstance(clients, int) and clients >= 2, "an integer >= 2", clients)
-    _check(
-        "clients",
-        len(data.clients) == clients,
-        f"the number of client splits in data ({len(data.clients)})",
-        clients,
-    )
-    _check("rounds", isinstance(rounds, int) and rounds >= 1, "a positive integer", rounds)
-    _check("prune_ratio", 0 <= prune_ratio < 1, "in [0, 1)", prune_ratio)
-    _check("reactivation", 0 <= reactivation <= 1, "in [0, 1]", reactivation)
-    _check("bandwidth_mbps", bandwidth_mbps > 0, "positive", bandwidth_mbps)
-    _check("fedml_frac", 0 < fedml_frac <= 1, "in (0, 1]", fedml_frac)
-    d = data.n_features
-    for k, (X, y) in enumerate(data.clients):
-        _check(
-            "data",
-            X.ndim == 2 and X.shape[1] == d and len(X) == len(y) and len(y) > 0,
-            f"clients with non-empty (n, {d}) features like the public split",
-            Described(f"client {k} with features of shape {tuple(X.shape)}"),
-        )
     if model is None:
         model = pretrained_mlp(data, seed=seed)
-    _check("model", isinstance(model, MLP), "a dictpfl.model.MLP", Described(type(model).__name__))
-    if method in DICT_METHODS:
-        smallest = min(min(layer.weight.shape) for layer in model.body)
-        _check("rank", isinstance(rank, int) and 1 <= rank <= smallest, f"in [1, {smallest}]", rank)
-    uses_he = method != "plaintext" and (encrypt or method in ("fedhe_full", "fedml_he"))
     if uses_he and he is None:
         he = HEContext.create()
     buf = io.BytesIO()
@@ -266,14 +325,13 @@ def run_federated(
         "lr": lr,
         "batch_size": batch_size,
         "encrypt": uses_he,
-        "n_features": d,
+        "n_features": data.n_features,
         "hidden": hidden,
         "n_classes": data.n_classes,
         "model_state": buf.getvalue(),
         "he_secret": he.to_bytes(secret=True) if uses_he else None,
         "test": tuple(t.numpy() for t in data.test),
     }
-    drop = drop or {}
     client_jobs = [
         {
             **common,
@@ -293,7 +351,6 @@ def run_federated(
     }
     owned = federation is None
     fed = Federation(clients) if owned else federation
-    _check("federation", fed.clients == clients, f"a Federation of {clients} clients", fed.clients)
     try:
         server, reports = fed.run(server_job, client_jobs, timeout=600.0 + rounds * round_timeout)
     finally:
@@ -302,6 +359,54 @@ def run_federated(
     return _history(
         method, server, reports, bandwidth_mbps, sum(p.numel() for p in model.parameters())
     )
+
+
+def _check_drop(owner: str, drop: Any, rounds: int, clients: int) -> dict[int, list[int]]:
+    """None, or a dict of rounds in [0, rounds) to lists of client ids in [0, clients)."""
+    if drop is None:
+        return {}
+    expected = f"a dict of rounds in [0, {rounds}) to lists of client ids in [0, {clients})"
+    if not isinstance(drop, dict):
+        raise param_error("drop", owner, expected, describe(drop), cls=TypeError)
+    for t, ids in drop.items():
+        if (
+            isinstance(t, bool)
+            or not isinstance(t, int)
+            or not isinstance(ids, (list, tuple))
+            or not all(isinstance(k, int) and not isinstance(k, bool) for k in ids)
+        ):
+            raise param_error("drop", owner, expected, drop, cls=TypeError)
+        if not 0 <= t < rounds or not all(0 <= k < clients for k in ids):
+            raise param_error("drop", owner, expected, drop)
+    return {t: list(ids) for t, ids in drop.items()}
+
+
+def _check_model(owner: str, model: Any, data: FederatedData) -> list[int]:
+    """The layer widths (input, then each body layer's output) of ``model``, an MLP of
+    ``data``'s feature and class counts, or of the reference MLP 64-256-256 when None."""
+    if model is None:
+        return [data.n_features, 256, 256]
+    if not isinstance(model, MLP):
+        raise param_error("model", owner, "a dictpfl.model.MLP", describe(model), cls=TypeError)
+    d_in, k = model.body[0].in_features, model.head.out_features
+    if d_in != data.n_features or k != data.n_classes:
+        raise param_error(
+            "model",
+            owner,
+            f"an MLP of {data.n_features} inputs and {data.n_classes} classes (as data)",
+            Described(f"an MLP of {d_in} inputs and {k} classes"),
+        )
+    return [d_in, *(layer.out_features for layer in model.body)]
+
+
+def _shared_size(method: str, widths: list[int], n_classes: int, rank: int) -> int:
+    """P, the shared coordinates of ``method`` on an MLP of layer widths ``widths``: the
+    tables r·d_in of every body layer plus the head for the dictionary methods, every parameter
+    otherwise."""
+    head = (widths[-1] + 1) * n_classes
+    if method in DICT_METHODS:
+        return rank * sum(widths[:-1]) + head
+    return sum((a + 1) * b for a, b in zip(widths, widths[1:], strict=False)) + head
 
 
 def _history(

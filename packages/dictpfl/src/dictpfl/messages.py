@@ -16,9 +16,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["Message", "decode", "encode", "manifest"]
+from paperkit import Described, check_array, check_choice, check_int, describe, param_error
+
+__all__ = ["KINDS", "Message", "decode", "encode", "manifest"]
 
 _MAGIC = b"DPFL"
+#: The message kinds of the protocol (see :mod:`dictpfl.server` and :mod:`dictpfl.client`).
+KINDS = ("join", "sens", "sens_global", "round", "update", "global", "end")
 
 
 @dataclass
@@ -39,7 +43,32 @@ def encode(
     plain: np.ndarray | None = None,
     meta: dict[str, int] | None = None,
 ) -> bytes:
-    """Serialise one message into a payload."""
+    """Serialise one message into a payload.
+
+    ``kind`` one of :data:`KINDS`; ``round`` >= -1 (-1: before the rounds); ``ct`` a sequence of
+    bytes; ``plain`` None or a 1-D real array (kept in its dtype; it may be empty; NaN or inf is
+    refused); ``meta`` None or a dict of names to integers.
+
+    >>> decode(encode("round", 3)).round
+    3
+    """
+    owner = "encode"
+    check_choice("kind", owner, kind, KINDS)
+    round = check_int("round", owner, round, low=-1)
+    if isinstance(ct, (bytes, str)) or not all(isinstance(c, (bytes, bytearray)) for c in ct):
+        raise param_error(
+            "ct", owner, "a sequence of bytes (ciphertexts)", describe(ct), cls=TypeError
+        )
+    if plain is not None:
+        plain = check_array("plain", owner, plain, ndim=1, nonempty=False)
+    if meta is not None and (
+        not isinstance(meta, dict)
+        or not all(isinstance(k, str) for k in meta)
+        or any(isinstance(v, bool) or not isinstance(v, (int, np.integer)) for v in meta.values())
+    ):
+        raise param_error(
+            "meta", owner, "a dict of names to integers", describe(meta), cls=TypeError
+        )
     body = np.ascontiguousarray(plain) if plain is not None else None
     header = {
         "kind": kind,
@@ -55,16 +84,29 @@ def encode(
     return b"".join(parts)
 
 
-def _header(payload: bytes) -> tuple[dict, int]:
-    if payload[:4] != _MAGIC:
-        raise ValueError("not a dictpfl message: bad magic bytes")
-    (size,) = struct.unpack("<I", payload[4:8])
-    return json.loads(payload[8 : 8 + size]), 8 + size
+def _header(owner: str, payload: bytes) -> tuple[dict, int]:
+    """The JSON header of a payload and where its body starts; errors name ``payload``."""
+    expected = "a payload made by encode"
+    if not isinstance(payload, (bytes, bytearray)):
+        raise param_error("payload", owner, expected, describe(payload), cls=TypeError)
+    try:
+        if payload[:4] != _MAGIC:
+            raise ValueError("bad magic bytes")
+        (size,) = struct.unpack("<I", payload[4:8])
+        header = json.loads(payload[8 : 8 + size])
+        body = len(payload) - 8 - size
+        if sum(header["ct"]) > body or header["kind"] not in KINDS:
+            raise ValueError("inconsistent header")
+    except (ValueError, KeyError, TypeError, struct.error) as exc:
+        raise param_error(
+            "payload", owner, expected, Described(f"{len(payload)} other bytes")
+        ) from exc
+    return header, 8 + size
 
 
 def decode(payload: bytes) -> Message:
-    """Parse a payload made by :func:`encode`."""
-    header, pos = _header(payload)
+    """Parse a payload made by :func:`encode` (other bytes are refused)."""
+    header, pos = _header("decode", payload)
     chunks = []
     for n in header["ct"]:
         chunks.append(bytes(payload[pos : pos + n]))
@@ -78,8 +120,8 @@ def decode(payload: bytes) -> Message:
 
 def manifest(payload: bytes) -> dict:
     """What a payload holds, by size: kind, round, ciphertext count and bytes, plaintext bytes,
-    meta keys and the total length."""
-    header, pos = _header(payload)
+    meta keys and the total length (other bytes than a payload are refused)."""
+    header, pos = _header("manifest", payload)
     return {
         "kind": header["kind"],
         "round": header["round"],

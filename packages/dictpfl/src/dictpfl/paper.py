@@ -9,4 +9,5 @@ PAPER = Paper(
     status="done",
     reproduce="dictpfl.reproduce:reproduce",
     bench="dictpfl.bench:bench",
+    gpu=False,  # HE runs on the CPU (SEAL through TenSEAL): `--device cuda` is refused
 )

@@ -17,7 +17,7 @@ import math
 import numpy as np
 import torch
 
-from paperkit import Described, param_error
+from paperkit import check_array, check_int, check_memory, check_real
 
 __all__ = ["PrMEMask"]
 
@@ -31,6 +31,9 @@ class PrMEMask:
         reactivation: β in [0, 1], probability that a pruned coordinate is sent anyway.
         decay: λ in [0, 1) of the importance moving average (0: last round only).
         seed: the shared seed of the reactivation draws.
+
+    P must fit in memory (about 40 bytes per coordinate for the importance and one mask); NaN is
+    refused in every argument, and in the global update given to :meth:`update`.
     """
 
     def __init__(
@@ -41,16 +44,13 @@ class PrMEMask:
         decay: float = 0.5,
         seed: int = 0,
     ):
-        if isinstance(n_params, bool) or not isinstance(n_params, int) or n_params < 1:
-            raise param_error("n_params", "PrMEMask", "a positive integer", n_params)
-        if not (isinstance(prune_ratio, (int, float)) and 0 <= prune_ratio < 1):
-            raise param_error("prune_ratio", "PrMEMask", "in [0, 1)", prune_ratio)
-        if not (isinstance(reactivation, (int, float)) and 0 <= reactivation <= 1):
-            raise param_error("reactivation", "PrMEMask", "in [0, 1]", reactivation)
-        if not (isinstance(decay, (int, float)) and 0 <= decay < 1):
-            raise param_error("decay", "PrMEMask", "in [0, 1)", decay)
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise param_error("seed", "PrMEMask", "a non-negative integer", seed)
+        owner = "PrMEMask"
+        n_params = check_int("n_params", owner, n_params, low=1)
+        check_memory("n_params", owner, n_params, 40 * n_params)
+        prune_ratio = check_real("prune_ratio", owner, prune_ratio, low=0, high=1, high_open=True)
+        reactivation = check_real("reactivation", owner, reactivation, low=0, high=1)
+        decay = check_real("decay", owner, decay, low=0, high=1, high_open=True)
+        seed = check_int("seed", owner, seed, low=0)
         self.n_params = n_params
         self.prune_ratio = float(prune_ratio)
         self.reactivation = float(reactivation)
@@ -65,8 +65,7 @@ class PrMEMask:
 
     def mask(self, round: int) -> torch.Tensor:
         """The boolean mask of round ``round`` (all true before any history or when s = 0)."""
-        if isinstance(round, bool) or not isinstance(round, int) or round < 0:
-            raise param_error("round", "PrMEMask.mask", "a non-negative integer", round)
+        round = check_int("round", "PrMEMask.mask", round, low=0)
         if self.importance is None or self.prune_ratio == 0:
             return torch.ones(self.n_params, dtype=torch.bool)
         order = np.argsort(-self.importance, kind="stable")
@@ -77,15 +76,15 @@ class PrMEMask:
         return torch.from_numpy(keep)
 
     def update(self, global_delta: torch.Tensor | np.ndarray) -> None:
-        """Fold the decrypted global update ``Δ̄`` of the round into the importance."""
-        g = np.abs(np.asarray(torch.as_tensor(global_delta).detach().cpu(), dtype=np.float64))
-        if g.shape != (self.n_params,):
-            raise param_error(
-                "global_delta",
-                "PrMEMask.update",
-                f"a vector of length {self.n_params}",
-                Described(f"shape {g.shape}"),
-            )
+        """Fold the decrypted global update ``Δ̄`` (a length-P real vector, tensor or array) of
+        the round into the importance."""
+        if isinstance(global_delta, torch.Tensor):
+            global_delta = global_delta.detach().cpu().numpy()
+        g = np.abs(
+            check_array(
+                "global_delta", "PrMEMask.update", global_delta, shape=(self.n_params,)
+            ).astype(np.float64)
+        )
         if self.importance is None:
             self.importance = (1 - self.decay) * g
         else:

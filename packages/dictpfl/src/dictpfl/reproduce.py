@@ -1,4 +1,4 @@
-"""Reproduction at small scale (card, "Reproduction"): ``dictpfl reproduce [--quick]``.
+"""Reproduction at small scale: ``dictpfl reproduce [--quick]``.
 
 Case A (quick and full): digits, the MLP 64-256-256 pretrained on the public 30 % split with a
 new 10-way head, K = 4 clients with Dirichlet(0.5) label skew, 8 rounds (quick) or 20 (full);
@@ -7,24 +7,33 @@ ablations (DePE only, PrME only), all through one set of server/client processes
 Case B (full only): a 2-layer width-128 MLP pretrained on noisy digits (σ = 0.5), fine-tuned on
 clean digits; plaintext, FedHE-Full, FedML-HE and DictPFL.
 
-Per method: final accuracy, MB per round (up + down, counted on the wire), modelled seconds per
-round (CPU time of compute/encrypt/aggregate/decrypt plus transfer at 100 Mbit/s), the
+Per method: final accuracy, bytes per round (up + down, counted on the wire), modelled seconds
+per round (CPU time of compute/encrypt/aggregate/decrypt plus transfer at 100 Mbit/s), the
 reduction of communication and time against FedHE-Full, and the time relative to plaintext.
+The claims and the rules giving their verdicts are in :mod:`dictpfl.claims`.
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from matplotlib.ticker import NullFormatter
 
+from dictpfl.claims import (
+    ablation_claim,
+    accuracy_claim,
+    fedhe_claim,
+    fedml_claim,
+    plaintext_time_claim,
+)
 from dictpfl.data import make_federated_digits
 from dictpfl.federated import METHODS, Federation, FLHistory, run_federated
 from dictpfl.he import HEContext
 from dictpfl.model import pretrained_mlp
-from paperkit import figure, print_table, progress, save_figure
+from paperkit import Report, figure, print_table, progress, save_figure
 
 __all__ = ["compare", "reproduce", "summary_rows"]
 
@@ -75,13 +84,13 @@ def summary_rows(histories: dict[str, FLHistory]) -> list[dict[str, Any]]:
     rows = []
     for m, h in histories.items():
         s = h.summary()
-        mb, sec = s["MB/round"], s["s/round"]
+        size, sec = s["bytes/round"], s["s/round"]
         row = {
             "method": LABELS[m],
             "final acc": s["final acc"],
-            "MB/round": mb,
+            "bytes/round": size,
             "s/round": sec,
-            "x comm vs FedHE-Full": full.summary()["MB/round"] / mb if full else float("nan"),
+            "x comm vs FedHE-Full": full.summary()["bytes/round"] / size if full else float("nan"),
             "x time vs FedHE-Full": full.summary()["s/round"] / sec if full else float("nan"),
             "x time vs plaintext": sec / base.summary()["s/round"] if base else float("nan"),
             "wall s/round": float(np.mean(h.wall)),
@@ -103,7 +112,7 @@ def _exposed(h: FLHistory) -> float:
     return plain / 4 / max(1, h.n_shared * len(h.acc) * len(h.final))
 
 
-def _plot(cases: dict[str, dict[str, FLHistory]], path: Path) -> None:
+def _plot(cases: dict[str, dict[str, FLHistory]], path: Path) -> Path:
     fig, axes = figure(len(cases), 2, size=(10, 3.6 * len(cases)))
     axes = np.atleast_2d(axes)
     for row, (name, histories) in zip(axes, cases.items(), strict=True):
@@ -112,56 +121,104 @@ def _plot(cases: dict[str, dict[str, FLHistory]], path: Path) -> None:
         row[0].set(xlabel="round", ylabel="test accuracy", title=name)
         row[0].legend(fontsize=7)
         names = [LABELS[m] for m in histories]
-        mb = [h.summary()["MB/round"] for h in histories.values()]
+        mb = [h.summary()["bytes/round"] / 1e6 for h in histories.values()]
         row[1].barh(names, mb, color="tab:blue")
         for y, value in enumerate(mb):
             row[1].text(value, y, f" {value:.3g}", va="center", fontsize=7)
-        row[1].set(xscale="log", xlabel="MB per round (up + down, on the wire)", title=name)
+        row[1].set(xscale="log", xlabel="MB (10^6 bytes) per round, up + down", title=name)
         row[1].xaxis.set_minor_formatter(NullFormatter())
-    save_figure(fig, path)
+    return save_figure(fig, path)
 
 
 def reproduce(
-    *, quick: bool = False, seed: int = 0, out: str | Path | None = None, rounds: int | None = None
-) -> dict[str, Any]:
-    """Run the comparison; print the table(s); write ``dictpfl.png`` into ``out``."""
-    out = Path(out) if out is not None else Path(".")
+    *,
+    quick: bool = False,
+    seed: int = 0,
+    out: str | Path,
+    rounds: int | None = None,
+    methods: tuple[str, ...] = METHODS,
+    federation: Federation | None = None,
+    pretrain_epochs: int = 30,
+) -> Report:
+    """Run the comparison; print the table(s); write ``dictpfl.png`` into ``out``.
+
+    Quick: case A, 8 rounds. Full: 20 rounds, case A and case B. ``rounds``, ``methods`` (case
+    A's), ``federation`` (processes to reuse; its client count replaces the 4 clients) and
+    ``pretrain_epochs`` shrink the run for tests.
+    """
+    out = Path(out)
     rounds = rounds or (8 if quick else 20)
+    case_a, case_b = "A: MLP 64-256-256, digits", "B: MLP 64-128-128, noisy -> clean digits"
+    b_methods = tuple(m for m in ("plaintext", "fedhe_full", "fedml_he", "dictpfl") if m in methods)
     cases: dict[str, dict[str, FLHistory]] = {}
-    with Federation(4) as fed:
-        cases["A: MLP 64-256-256, digits"] = compare(
-            METHODS, rounds=rounds, federation=fed, seed=seed, desc="case A"
-        )
+    with contextlib.ExitStack() as stack:
+        fed = federation or stack.enter_context(Federation(4))
+        common = {
+            "rounds": rounds,
+            "federation": fed,
+            "seed": seed,
+            "pretrain_epochs": pretrain_epochs,
+        }
+        cases[case_a] = compare(methods, **common, desc="case A")
         if not quick:
-            cases["B: MLP 64-128-128, noisy -> clean digits"] = compare(
-                ("plaintext", "fedhe_full", "fedml_he", "dictpfl"),
-                rounds=rounds,
-                hidden=(128, 128),
-                noise=0.5,
-                federation=fed,
-                seed=seed,
-                desc="case B",
+            cases[case_b] = compare(
+                b_methods, **common, hidden=(128, 128), noise=0.5, desc="case B"
             )
-    results: dict[str, Any] = {"rounds": rounds, "clients": 4, "cases": {}}
+    tables, per_round, n_params = {}, {}, {}
     for name, histories in cases.items():
         rows = summary_rows(histories)
         print_table(rows, title=f"{name}, {rounds} rounds, seed {seed}")
-        results["cases"][name] = {
-            "table": rows,
-            "n_params": next(iter(histories.values())).n_params,
-            "per_round": {
-                m: {
-                    "acc": h.acc,
-                    "bytes_up": h.bytes_up,
-                    "bytes_down": h.bytes_down,
-                    "t_round": h.t_round,
-                    "wall": h.wall,
-                    "n_sent": h.n_sent,
-                    "n_shared": h.n_shared,
-                    "setup_bytes": h.setup_bytes,
-                }
-                for m, h in histories.items()
-            },
+        tables[name] = rows
+        n_params[name] = next(iter(histories.values())).n_params
+        per_round[name] = {
+            m: {
+                "acc": h.acc,
+                "bytes_up": h.bytes_up,
+                "bytes_down": h.bytes_down,
+                "t_round": h.t_round,
+                "wall": h.wall,
+                "n_sent": h.n_sent,
+                "n_shared": h.n_shared,
+                "setup_bytes": h.setup_bytes,
+            }
+            for m, h in histories.items()
         }
-    _plot(cases, out / "dictpfl.png")
-    return results
+    claims = [
+        plaintext_time_claim(tables),
+        fedhe_claim(tables, n_params, slots=4096),
+        fedml_claim(tables),
+        accuracy_claim(tables),
+        ablation_claim(tables),
+    ]
+    settings = {
+        "rounds": rounds,
+        "clients": fed.clients,
+        "methods": list(methods),
+        "cases": {
+            case_a: {"hidden": [256, 256], "noise": 0.0, "methods": list(methods)},
+            **(
+                {case_b: {"hidden": [128, 128], "noise": 0.5, "methods": list(b_methods)}}
+                if not quick
+                else {}
+            ),
+        },
+        "data": "scikit-learn digits, 30 % public, 20 % test, Dirichlet(0.5) label skew",
+        "pretrain_epochs": pretrain_epochs,
+        "rank": 8,
+        "prune_ratio": 0.7,
+        "reactivation": 0.2,
+        "decay": 0.5,
+        "fedml_frac": 0.1,
+        "local_epochs": 1,
+        "lr": 1e-3,
+        "batch_size": 32,
+        "bandwidth_mbps": 100.0,
+        "ckks": {"n": 8192, "coeff_bits": [60, 40, 40, 60], "scale_bits": 40},
+    }
+    return Report(
+        claims=claims,
+        tables=tables,
+        figures=[_plot(cases, out / "dictpfl.png")],
+        settings=settings,
+        data={"per_round": per_round, "n_params": n_params},
+    )

@@ -13,11 +13,28 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from paperkit import Described, param_error
-from rsnn.graph import check_edge_index, check_positive, to_csr
-from rsnn.sampling import SearchBatch, sample_searches, walk_kernel
+from paperkit import (
+    Described,
+    check_choice,
+    check_int,
+    check_memory,
+    check_tensor,
+    param_error,
+)
+from rsnn.graph import (
+    check_edge_index,
+    check_generator,
+    check_node_ids,
+    search_bytes,
+    to_csr,
+    walk_bytes,
+)
+from rsnn.sampling import SearchBatch, check_search_batch, sample_searches, walk_kernel
 
 __all__ = ["coverage", "samples_to_cover"]
+
+#: Bytes one chunk of samples may use in :func:`samples_to_cover` (the chunk size is capped so).
+CHUNK_BYTES = 2**26
 
 
 def _undirected_codes(u: np.ndarray, v: np.ndarray, n: int) -> np.ndarray:
@@ -32,31 +49,27 @@ def coverage(
     Args:
         edge_index: the graph, (2, 2|E|) undirected.
         num_nodes: N.
-        seqs: a :class:`SearchBatch` (its tree edges count) or an (m, L) tensor of walks (their
-            consecutive pairs count; -1 marks padding).
+        seqs: a :class:`SearchBatch` (its tree edges count) or an (m, L) integer tensor of walks
+            (their consecutive pairs count; -1 marks padding).
 
     Returns:
         ``node_frac`` = |visited nodes| / N, ``edge_frac`` = |covered edges| / |E| (1.0 for a graph
         without edges) and ``uncovered_edges`` (2, U) int64, rows u < v, sorted.
+
+    All inputs are integer, so no NaN can arise; ids out of range are refused.
     """
     owner = "coverage"
     ei = check_edge_index(edge_index, num_nodes, owner)
     n = num_nodes
     all_codes = np.unique(_undirected_codes(ei[0], ei[1], n))
     if isinstance(seqs, SearchBatch):
-        if seqs.num_nodes != n:
-            raise param_error(
-                "seqs",
-                owner,
-                f"searches of a graph with {n} nodes",
-                Described(f"searches of {seqs.num_nodes} nodes"),
-            )
+        check_search_batch("seqs", owner, seqs, n)
         pairs = torch.cat(seqs.tree_edges, dim=1).numpy()
         visited = np.unique(seqs.order.numpy())
-    elif isinstance(seqs, torch.Tensor) and seqs.dim() == 2:
+    elif isinstance(seqs, torch.Tensor):
+        check_tensor("seqs", owner, seqs, shape=(None, None), dtype="int")
+        check_node_ids("seqs", owner, seqs, n, padding=True)
         w = seqs.long().numpy()
-        if w.size and w.max() >= n:
-            raise param_error("seqs", owner, f"node ids below {n}", int(w.max()))
         a, b = w[:, :-1].reshape(-1), w[:, 1:].reshape(-1)
         keep = (a >= 0) & (b >= 0) & (a != b)
         pairs = np.stack([a[keep], b[keep]])
@@ -66,7 +79,7 @@ def coverage(
             "seqs",
             owner,
             "a SearchBatch or an (m, L) tensor of walks",
-            Described(type(seqs).__name__),
+            Described(f"a {type(seqs).__name__}"),
             cls=TypeError,
         )
     covered = np.isin(all_codes, _undirected_codes(pairs[0], pairs[1], n))
@@ -90,21 +103,29 @@ def samples_to_cover(
     steps, default N) drawn until their union covers every undirected edge.
 
     Returns ``max_samples + 1`` when ``max_samples`` do not cover the graph (a disconnected graph
-    can never be covered by walks). Samples are drawn in growing chunks, counted one by one.
+    can never be covered by walks). Samples are drawn in growing chunks (capped at
+    :data:`CHUNK_BYTES` of work arrays), counted one by one. One sample must fit in memory
+    (``walk_length`` sizes a walk). Integer inputs only: no NaN policy is needed.
     """
     owner = "samples_to_cover"
-    if kind not in ("search", "walk"):
-        raise param_error("kind", owner, "one of 'search', 'walk'", kind)
-    check_positive(max_samples, "max_samples", owner)
+    check_choice("kind", owner, kind, ("search", "walk"))
+    max_samples = check_int("max_samples", owner, max_samples, low=1)
     ei = check_edge_index(edge_index, num_nodes, owner)
     n = num_nodes
+    if walk_length is None:
+        length = n
+    else:
+        length = check_int("walk_length", owner, walk_length, low=1)
+        check_memory("walk_length", owner, length, walk_bytes(length))
+    check_generator(owner, generator)
     csr = to_csr(ei, n)
     all_codes = np.unique(_undirected_codes(ei[0], ei[1], n))
     covered = np.zeros(len(all_codes), bool)
-    length = n if walk_length is None else check_positive(walk_length, "walk_length", owner)
+    per_sample = search_bytes(n, ei.shape[1]) if kind == "search" else 2 * walk_bytes(length)
+    largest = max(1, CHUNK_BYTES // per_sample)
     drawn, chunk = 0, 4
     while drawn < max_samples:
-        chunk = min(chunk, max_samples - drawn)
+        chunk = min(chunk, max_samples - drawn, largest)
         if kind == "search":
             order, parent, *_ = sample_searches(csr, chunk, generator)
             child = order

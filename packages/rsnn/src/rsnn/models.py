@@ -1,7 +1,7 @@
 """RSNN (random search neural network) and the RWNN baseline on the same sequence model.
 
 For a graph G, m sequences are sampled (random searches for RSNN, random walks for RWNN) and
-serialised (:mod:`rsnn.serialize`). A token is embedded as
+serialised (:mod:`rsnn.tokens`). A token is embedded as
 
     z_t = W [x_{w_t}; e_{p_t w_t}; onehot(flag_t)] + Emb(anon(w_t)) + Emb'(anon(p_t)),
 
@@ -19,6 +19,7 @@ more of them, which estimates the isomorphism-invariant expectation better.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import torch
@@ -26,10 +27,18 @@ from torch import nn
 from torch_geometric.data import Batch, Data
 from torch_geometric.utils import scatter
 
-from paperkit import Described, check_choice, param_error
-from rsnn.graph import check_edge_index, check_positive, to_csr
+from paperkit import (
+    Described,
+    check_bool,
+    check_choice,
+    check_int,
+    check_memory,
+    check_tensor,
+    param_error,
+)
+from rsnn.graph import check_graph_data, check_node_ids, to_csr
 from rsnn.sampling import sample_searches, walk_kernel
-from rsnn.serialize import SeqBatch, anonymize, encode, shifted, walk_flags
+from rsnn.tokens import SeqBatch, _anonymize, encode, shifted, walk_flags
 
 __all__ = ["RSNN", "RWNN", "SequenceEncoder", "pool_nodes"]
 
@@ -40,11 +49,50 @@ LEVELS = ("graph", "node")
 def pool_nodes(h: torch.Tensor, node_ids: torch.Tensor, num_nodes: int) -> torch.Tensor:
     """Scatter-mean of token states onto nodes: r_v = mean of h[s, t] over tokens with node v.
 
-    ``h`` (S, L, D), ``node_ids`` (S, L) with -1 at padding. Nodes without a token get 0.
+    Shapes:
+        h: (S, L, D) floating token states.
+        node_ids: (S, L) integer node ids in [0, num_nodes), -1 at padding.
+        returns: (num_nodes, D); nodes without a token get 0.
+
+    NaN or inf in ``h`` is refused (it would spread to its node's mean).
+
+    >>> pool_nodes(torch.ones(1, 3, 2), torch.tensor([[0, 0, -1]]), 2).tolist()
+    [[1.0, 1.0], [0.0, 0.0]]
     """
+    owner = "pool_nodes"
+    dims: dict = {}
+    check_tensor("h", owner, h, shape=("S", "L", "D"), dims=dims)
+    check_tensor("node_ids", owner, node_ids, shape=("S", "L"), dims=dims, dtype="int")
+    num_nodes = check_int("num_nodes", owner, num_nodes, low=1)
+    check_memory("num_nodes", owner, num_nodes, 2 * num_nodes * h.size(-1) * h.element_size())
+    check_node_ids("node_ids", owner, node_ids, num_nodes, padding=True)
+    return _pool(h, node_ids.long(), num_nodes)
+
+
+def _pool(h: torch.Tensor, node_ids: torch.Tensor, num_nodes: int) -> torch.Tensor:
+    """:func:`pool_nodes` without the checks (inside the models' forward pass)."""
     keep = node_ids.reshape(-1) >= 0
     flat = h.reshape(-1, h.size(-1))[keep]
     return scatter(flat, node_ids.reshape(-1)[keep], dim=0, dim_size=num_nodes, reduce="mean")
+
+
+def weight_bytes(kind: str, hidden: int) -> int:
+    """Bytes of a :class:`SequenceEncoder`'s weights with their gradients and Adam's two moments
+    (4 float32 copies): about 6 D² weights for the GRU, 12 D² for the Transformer (attention 4 D²
+    and feed-forward 4 D² per layer, two layers, rounded up), 18 D² for the CNN (two width-9
+    convolutions)."""
+    per_d2 = {"gru": 6, "transformer": 12, "cnn": 18}[kind]
+    return 16 * per_d2 * hidden * hidden
+
+
+def activation_bytes(kind: str, hidden: int, num_seqs: int, length: int, features: int) -> int:
+    """Bytes one forward and backward pass over ``num_seqs`` padded sequences of ``length``
+    tokens needs: token features and ids, about 10 activations of width D per token kept for the
+    backward, and for the Transformer its 4-head L × L attention maps (3 kept per layer, 2
+    layers)."""
+    tokens = num_seqs * length
+    attention = 4 * 4 * 3 * 2 * num_seqs * length * length if kind == "transformer" else 0
+    return tokens * (4 * features + 40 + 40 * hidden) + attention
 
 
 class SequenceEncoder(nn.Module):
@@ -53,14 +101,22 @@ class SequenceEncoder(nn.Module):
     ``"gru"``: 2-layer bidirectional GRU (D/2 per direction, packed so padding is never read).
     ``"transformer"``: 2-layer Transformer encoder, 4 heads, sinusoidal positions.
     ``"cnn"``: 2 residual 1-D convolutions of width 9 with ReLU, as in CRaWl (padding zeroed).
+
+    Args:
+        kind: ``"gru"``, ``"transformer"`` or ``"cnn"``.
+        hidden: the width D (even for the GRU); its weights must fit in memory.
     """
 
     def __init__(self, kind: str, hidden: int):
         super().__init__()
-        self.kind = kind
+        owner = "SequenceEncoder"
+        check_choice("kind", owner, kind, SEQ_MODELS)
+        hidden = check_int("hidden", owner, hidden, low=1)
+        if kind == "gru" and hidden % 2:
+            raise param_error("hidden", owner, "even for the GRU", hidden)
+        check_memory("hidden", owner, hidden, weight_bytes(kind, hidden))
+        self.kind, self.hidden = kind, hidden
         if kind == "gru":
-            if hidden % 2:
-                raise param_error("hidden", "SequenceEncoder", "even for the GRU", hidden)
             self.net = nn.GRU(hidden, hidden // 2, 2, batch_first=True, bidirectional=True)
         elif kind == "transformer":
             layer = nn.TransformerEncoderLayer(
@@ -75,6 +131,41 @@ class SequenceEncoder(nn.Module):
             self.net = nn.ModuleList(nn.Conv1d(hidden, hidden, 9, padding=4) for _ in range(2))
 
     def forward(self, z: torch.Tensor, pad_mask: torch.Tensor) -> torch.Tensor:
+        """States (S, L, D) of the token embeddings.
+
+        Shapes:
+            z: (S, L, D) embeddings, of the encoder's dtype and device.
+            pad_mask: (S, L) bool, True at padding; every sequence needs one token at least.
+
+        NaN or inf in ``z`` is refused.
+        """
+        owner = "SequenceEncoder"
+        weight = next(self.parameters())
+        dims: dict = {}
+        check_tensor(
+            "z",
+            owner,
+            z,
+            shape=("S", "L", self.hidden),
+            dims=dims,
+            dtype=weight.dtype,
+            device=weight.device,
+        )
+        check_tensor(
+            "pad_mask", owner, pad_mask, shape=("S", "L"), dims=dims, dtype="bool", device=z.device
+        )
+        empty = pad_mask.all(dim=1)
+        if bool(empty.any()):
+            raise param_error(
+                "pad_mask",
+                owner,
+                "False at one token at least in every sequence",
+                Described(f"{int(empty.sum())} all-padding sequence(s)"),
+            )
+        return self._encode(z, pad_mask)
+
+    def _encode(self, z: torch.Tensor, pad_mask: torch.Tensor) -> torch.Tensor:
+        """:meth:`forward` without the checks (inside the models' forward pass)."""
         keep = (~pad_mask).unsqueeze(-1).to(z.dtype)
         if self.kind == "gru":
             lengths = (~pad_mask).sum(1).cpu()
@@ -101,9 +192,14 @@ class SequenceEncoder(nn.Module):
 
 
 class _TraversalNet(nn.Module):
-    """Shared body of RSNN and RWNN: embedding, sequence model, pooling, head."""
+    """Shared body of RSNN and RWNN: embedding, sequence model, pooling, head.
+
+    ``count`` is the name of the sequence count in the subclass's signature (``num_searches``,
+    ``num_walks``), so that errors name the argument the user passed.
+    """
 
     owner = "RSNN"
+    count = "num_searches"
 
     def __init__(
         self,
@@ -118,16 +214,24 @@ class _TraversalNet(nn.Module):
     ):
         super().__init__()
         owner = self.owner
-        if isinstance(in_dim, bool) or not isinstance(in_dim, int) or in_dim < 0:
-            raise param_error("in_dim", owner, "a non-negative integer", in_dim)
-        if isinstance(edge_dim, bool) or not isinstance(edge_dim, int) or edge_dim < 0:
-            raise param_error("edge_dim", owner, "a non-negative integer", edge_dim)
-        check_positive(hidden, "hidden", owner)
-        check_positive(out_dim, "out_dim", owner)
-        check_positive(max_anon, "max_anon", owner)
+        in_dim = check_int("in_dim", owner, in_dim, low=0)
+        edge_dim = check_int("edge_dim", owner, edge_dim, low=0)
+        hidden = check_int("hidden", owner, hidden, low=1)
+        out_dim = check_int("out_dim", owner, out_dim, low=1)
+        num_sequences = check_int(self.count, owner, num_sequences, low=1)
+        max_anon = check_int("max_anon", owner, max_anon, low=1)
         check_choice("seq_model", owner, seq_model, SEQ_MODELS)
         check_choice("level", owner, level, LEVELS)
+        if seq_model == "gru" and hidden % 2:
+            raise param_error("hidden", owner, "even for the GRU", hidden)
+        check_memory("hidden", owner, hidden, weight_bytes(seq_model, hidden) + 32 * hidden**2)
+        for name, size in (("in_dim", in_dim), ("edge_dim", edge_dim), ("out_dim", out_dim)):
+            check_memory(name, owner, size, 16 * size * hidden)
+        check_memory("max_anon", owner, max_anon, 2 * 16 * (max_anon + 1) * hidden)
+        one_token = activation_bytes(seq_model, hidden, 1, 1, in_dim + edge_dim + 3)
+        check_memory(self.count, owner, num_sequences, num_sequences * one_token)
         self.in_dim, self.edge_dim, self.level, self.max_anon = in_dim, edge_dim, level, max_anon
+        self.seq_model = seq_model
         self.token_proj = nn.Linear(in_dim + edge_dim + 3, hidden)
         self.anon_emb = nn.Embedding(max_anon + 1, hidden)
         self.anon_prev_emb = nn.Embedding(max_anon + 1, hidden)
@@ -139,61 +243,54 @@ class _TraversalNet(nn.Module):
     def _sample(self, csr, m: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
         raise NotImplementedError
 
-    def _check(self, batch: Data) -> tuple[np.ndarray, np.ndarray]:
+    def _length(self, sizes: np.ndarray) -> int:
+        """The longest sequence a graph of the batch gives (graph sizes ``sizes``)."""
+        raise NotImplementedError
+
+    def _distinct(self, sizes: np.ndarray) -> int:
+        """The most distinct nodes one sequence can visit (graph sizes ``sizes``)."""
+        raise NotImplementedError
+
+    def _check(self, batch: Any, count: Any, count_name: str) -> tuple[np.ndarray, np.ndarray, int]:
+        """The batch's edge_index, its graph pointer and the sequence count (the argument
+        ``count_name`` of the caller), all checked."""
+        name = "batch"
         owner = self.owner
-        if not isinstance(batch, Data):
-            raise param_error(
-                "batch",
-                owner,
-                "a torch_geometric Data or Batch",
-                Described(type(batch).__name__),
-                cls=TypeError,
-            )
+        ei = check_graph_data(name, owner, batch, in_dim=self.in_dim, edge_dim=self.edge_dim)
         n = int(batch.num_nodes)
-        ei = check_edge_index(batch.edge_index, n, owner)
-        x = batch.x
-        got = 0 if x is None else (x.size(1) if x.dim() == 2 else -1)
-        if got != self.in_dim:
-            raise param_error(
-                "batch",
-                owner,
-                f"node features x of shape (N, {self.in_dim})",
-                Described("no x" if x is None else f"x of shape {tuple(x.shape)}"),
-            )
-        ea = getattr(batch, "edge_attr", None)
-        if self.edge_dim and (ea is None or ea.reshape(ea.size(0), -1).size(1) != self.edge_dim):
-            raise param_error(
-                "batch",
-                owner,
-                f"edge_attr of shape (num_edges, {self.edge_dim})",
-                Described(
-                    "no edge_attr" if ea is None else f"edge_attr of shape {tuple(ea.shape)}"
-                ),
-            )
         ptr = batch.ptr.cpu().numpy() if isinstance(batch, Batch) else np.array([0, n])
-        return ei, ptr
+        m = self.num_sequences if count is None else check_int(count_name, owner, count, low=1)
+        sizes = np.diff(ptr)
+        if self._distinct(sizes) > self.max_anon:
+            raise param_error(
+                name,
+                owner,
+                f"graphs whose sequences visit at most max_anon = {self.max_anon} distinct nodes "
+                "(build the model with a larger max_anon)",
+                Described(f"sequences of up to {self._distinct(sizes)} distinct nodes"),
+            )
+        features = self.in_dim + self.edge_dim + 3
+        need = activation_bytes(
+            self.seq_model, self.encoder.hidden, m * len(sizes), self._length(sizes), features
+        )
+        check_memory(count_name, owner, m, need)
+        return ei, ptr, m
 
     def sequences(self, batch: Data, num_sequences: int | None = None) -> SeqBatch:
         """The serialised sequences of one forward pass: m per graph, graph-major order."""
-        m = self.num_sequences if num_sequences is None else num_sequences
-        m = check_positive(m, "num_sequences", self.owner)
-        ei, ptr = self._check(batch)
+        ei, ptr, m = self._check(batch, num_sequences, "num_sequences")
+        return self._sequences(batch, ei, ptr, m)
+
+    def _sequences(self, batch: Data, ei: np.ndarray, ptr: np.ndarray, m: int) -> SeqBatch:
         csr = to_csr(ei, int(batch.num_nodes), ptr)
         nodes, prev, flags, anon_prev = self._sample(csr, m)
         ea = getattr(batch, "edge_attr", None) if self.edge_dim else None
         x = batch.x if self.in_dim else None
-        seq = encode(nodes, prev, flags, anon_prev, x, batch.edge_index.cpu(), ea)
-        if int(seq.anon.max()) > self.max_anon:
-            raise param_error(
-                "max_anon",
-                self.owner,
-                "at least the number of distinct nodes in a sequence",
-                self.max_anon,
-            )
-        return seq
+        return encode(nodes, prev, flags, anon_prev, x, batch.edge_index.cpu(), ea)
 
-    def forward(self, batch: Data, num_sequences: int | None = None) -> torch.Tensor:
-        seq = self.sequences(batch, num_sequences)
+    def _forward(self, batch: Data, count: int | None) -> torch.Tensor:
+        ei, ptr, m = self._check(batch, count, self.count)
+        seq = self._sequences(batch, ei, ptr, m)
         self.last_num_tokens = int((~seq.pad_mask).sum())
         device = self.token_proj.weight.device
         z = (
@@ -202,10 +299,10 @@ class _TraversalNet(nn.Module):
             + self.anon_prev_emb(seq.anon_prev.to(device))
         )
         pad = seq.pad_mask.to(device)
-        h = self.encoder(z, pad)
+        h = self.encoder._encode(z, pad)
         n = int(batch.num_nodes)
         node_ids = seq.node_ids.to(device)
-        r = pool_nodes(h, node_ids, n)
+        r = _pool(h, node_ids, n)
         if self.level == "node":
             return self.head(r)
         seen = torch.zeros(n, dtype=torch.bool, device=device)
@@ -237,16 +334,22 @@ class RSNN(_TraversalNet):
     Args:
         in_dim: node feature size F (0 when the graphs have no ``x``).
         edge_dim: edge feature size F_e (0: edge features are not used).
-        hidden: width D of the embeddings and the sequence model.
+        hidden: width D of the embeddings and the sequence model (even for the GRU).
         out_dim: output size.
         seq_model: ``"gru"`` (default), ``"transformer"`` or ``"cnn"``.
         num_searches: m, searches per graph per forward pass (default 4).
         serialization: ``"euler"`` (default) or ``"preorder"``.
         level: ``"graph"`` → (B, out_dim), ``"node"`` → (N, out_dim).
-        max_anon: size of the anonymised-id tables; sequences with more distinct nodes raise.
+        max_anon: size of the anonymised-id tables; a batch with a graph of more nodes is
+            refused.
+
+    Every size must fit in memory (weights, and at each call the activations of
+    ``num_searches`` sequences per graph); NaN or inf in the batch's ``x`` or ``edge_attr`` is
+    refused.
     """
 
     owner = "RSNN"
+    count = "num_searches"
 
     def __init__(
         self,
@@ -260,7 +363,6 @@ class RSNN(_TraversalNet):
         level: str = "graph",
         max_anon: int = 512,
     ):
-        check_positive(num_searches, "num_searches", self.owner)
         check_choice("serialization", self.owner, serialization, ("euler", "preorder"))
         super().__init__(
             in_dim, edge_dim, hidden, out_dim, seq_model, num_searches, level, max_anon
@@ -271,13 +373,19 @@ class RSNN(_TraversalNet):
     def num_searches(self) -> int:
         return self.num_sequences
 
+    def _length(self, sizes: np.ndarray) -> int:
+        return int(sizes.max()) * (2 if self.serialization == "euler" else 1)
+
+    def _distinct(self, sizes: np.ndarray) -> int:
+        return int(sizes.max())
+
     def _sample(self, csr, m):
         order, parent, euler, flag, euler_ptr = sample_searches(csr, m)
         if self.serialization == "euler":
             nodes = _gather_segments(euler, euler_ptr[:-1], np.diff(euler_ptr))
             flags = _gather_segments(flag.astype(np.int64), euler_ptr[:-1], np.diff(euler_ptr))
             flags = flags.clamp(min=0)
-            anon = anonymize(nodes)
+            anon = _anonymize(nodes)
             return nodes, shifted(nodes, flags), flags, shifted(anon, flags).clamp(min=0)
         sizes = np.diff(csr.node_ptr)
         nodes = _gather_segments(order, csr.node_ptr[:-1], sizes)
@@ -293,8 +401,9 @@ class RSNN(_TraversalNet):
 
     def forward(self, batch: Data, num_searches: int | None = None) -> torch.Tensor:
         """Predictions (B, out_dim) for graph level, (N, out_dim) for node level, from
-        ``num_searches`` (default: the constructor's) fresh searches per graph."""
-        return super().forward(batch, num_searches)
+        ``num_searches`` (default: the constructor's) fresh searches per graph of ``batch``
+        (a PyG ``Data`` or ``Batch``)."""
+        return self._forward(batch, num_searches)
 
 
 class RWNN(_TraversalNet):
@@ -302,10 +411,13 @@ class RWNN(_TraversalNet):
     ``walk_length`` steps per graph (default: |V| of each graph) instead of searches, and the same
     token format (anonymised ids, edge features, first-visit/revisit/start flags).
 
-    ``non_backtracking=True`` uses non-backtracking walks.
+    ``non_backtracking=True`` uses non-backtracking walks. A batch is refused when a walk could
+    visit more than ``max_anon`` distinct nodes (min(|V|, walk_length + 1)). Memory and NaN
+    policy as :class:`RSNN`.
     """
 
     owner = "RWNN"
+    count = "num_walks"
 
     def __init__(
         self,
@@ -320,16 +432,24 @@ class RWNN(_TraversalNet):
         max_anon: int = 512,
         non_backtracking: bool = False,
     ):
-        check_positive(num_walks, "num_walks", self.owner)
         if walk_length is not None:
-            check_positive(walk_length, "walk_length", self.owner)
+            walk_length = check_int("walk_length", self.owner, walk_length, low=1)
+            check_memory("walk_length", self.owner, walk_length, 40 * (walk_length + 1))
+        self.non_backtracking = check_bool("non_backtracking", self.owner, non_backtracking)
         super().__init__(in_dim, edge_dim, hidden, out_dim, seq_model, num_walks, level, max_anon)
         self.walk_length = walk_length
-        self.non_backtracking = bool(non_backtracking)
 
     @property
     def num_walks(self) -> int:
         return self.num_sequences
+
+    def _length(self, sizes: np.ndarray) -> int:
+        return (self.walk_length or int(sizes.max())) + 1
+
+    def _distinct(self, sizes: np.ndarray) -> int:
+        if self.walk_length is None:
+            return int(sizes.max())
+        return int(min(sizes.max(), self.walk_length + 1))
 
     def _sample(self, csr, m):
         sizes = np.diff(csr.node_ptr)
@@ -340,10 +460,10 @@ class RWNN(_TraversalNet):
         t = np.arange(walks.shape[1])
         valid = t[None, :] <= np.repeat(lengths, m)[:, None]
         nodes = torch.from_numpy(np.where(valid, walks, -1))
-        anon = anonymize(nodes)
+        anon = _anonymize(nodes)
         flags = walk_flags(nodes, anon)
         return nodes, shifted(nodes, flags), flags, shifted(anon, flags).clamp(min=0)
 
     def forward(self, batch: Data, num_walks: int | None = None) -> torch.Tensor:
         """Predictions as :meth:`RSNN.forward`, from ``num_walks`` fresh walks per graph."""
-        return super().forward(batch, num_walks)
+        return self._forward(batch, num_walks)

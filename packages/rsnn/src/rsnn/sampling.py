@@ -33,10 +33,25 @@ import numba
 import numpy as np
 import torch
 
-from paperkit import param_error
-from rsnn.graph import CSRGraph, check_edge_index, check_positive, to_csr
+from paperkit import Described, check_bool, check_int, check_memory, check_tensor, param_error
+from rsnn.graph import (
+    CSRGraph,
+    check_edge_index,
+    check_generator,
+    check_node_ids,
+    search_bytes,
+    to_csr,
+    walk_bytes,
+)
 
-__all__ = ["SearchBatch", "random_dfs", "random_walks", "sample_searches", "walk_kernel"]
+__all__ = [
+    "SearchBatch",
+    "check_search_batch",
+    "random_dfs",
+    "random_walks",
+    "sample_searches",
+    "walk_kernel",
+]
 
 DESCEND, BACKTRACK, RESTART = 0, 1, 2
 
@@ -250,17 +265,21 @@ def random_dfs(
     Args:
         edge_index: (2, 2|E|) integer tensor holding both directions of every edge.
         num_nodes: N >= 1.
-        num_searches: m >= 1.
+        num_searches: m >= 1; the m searches must fit in memory (about 8 bytes per adjacency
+            slot and 100 bytes per node each).
         generator: the source of randomness (torch's global generator when None).
 
     Raises:
         TypeError: non-integer ``edge_index``. ValueError: m < 1, N < 1, bad shape, ids out of
-        range, self-loops, or a directed edge list ("pass an undirected graph; use
-        to_undirected").
+        range, self-loops, a directed edge list ("pass an undirected graph; use
+        to_undirected"), or more searches than fit in memory. There are no floating inputs, so
+        no NaN can arise.
     """
     owner = "random_dfs"
-    m = check_positive(num_searches, "num_searches", owner)
     ei = check_edge_index(edge_index, num_nodes, owner)
+    m = check_int("num_searches", owner, num_searches, low=1)
+    check_memory("num_searches", owner, m, m * search_bytes(num_nodes, ei.shape[1]))
+    check_generator(owner, generator)
     csr = to_csr(ei, num_nodes)
     order, parent, euler, flag, _ = sample_searches(csr, m, generator)
     order_t, parent_t = torch.from_numpy(order), torch.from_numpy(parent)
@@ -275,6 +294,63 @@ def random_dfs(
         euler=torch.from_numpy(euler),
         euler_flag=torch.from_numpy(flag),
     )
+
+
+def check_search_batch(name: str, owner: str, batch: SearchBatch, num_nodes: int) -> None:
+    """A :class:`SearchBatch` of a graph with ``num_nodes`` nodes: integer fields of matching
+    shapes, node ids in range (parents -1 at roots), flags in {0, 1, 2}."""
+    if not isinstance(batch, SearchBatch):
+        raise param_error(
+            name, owner, "a SearchBatch", Described(f"a {type(batch).__name__}"), cls=TypeError
+        )
+    fields = (("order", "m N"), ("parent", "m N"), ("euler", "m L"), ("euler_flag", "m L"))
+    dims: dict = {}
+    for field, axes in fields:
+        value = getattr(batch, field)
+        if not isinstance(value, torch.Tensor) or value.is_floating_point() or value.ndim != 2:
+            raise param_error(
+                name,
+                owner,
+                f"a SearchBatch whose {field} is a 2-D integer tensor",
+                Described(f"{field} = {type(value).__name__}"),
+                cls=TypeError,
+            )
+        for size, axis in zip(value.shape, axes.split(), strict=True):
+            if dims.setdefault(axis, (size, field))[0] != size:
+                raise param_error(
+                    name,
+                    owner,
+                    f"a SearchBatch whose {field} has {axis} = {dims[axis][0]} as {dims[axis][1]}",
+                    Described(f"{field} of shape {tuple(value.shape)}"),
+                )
+    if batch.num_nodes != num_nodes:
+        raise param_error(
+            name,
+            owner,
+            f"a SearchBatch of a graph with {num_nodes} nodes",
+            Described(f"one with {batch.num_nodes} nodes"),
+        )
+    if len(batch.tree_edges) != batch.num_searches:
+        raise param_error(
+            name,
+            owner,
+            f"a SearchBatch with one tree_edges tensor per search ({batch.num_searches})",
+            Described(f"{len(batch.tree_edges)} tree_edges tensors"),
+        )
+    check_node_ids(name, owner, batch.order, num_nodes)
+    check_node_ids(name, owner, batch.euler, num_nodes)
+    check_node_ids(name, owner, batch.parent, num_nodes, padding=True)
+    for edges in batch.tree_edges:
+        check_tensor(name, owner, edges, shape=(2, None), dtype="int", nonempty=False)
+        check_node_ids(name, owner, edges, num_nodes)
+    flags = batch.euler_flag
+    if flags.numel() and (int(flags.min()) < DESCEND or int(flags.max()) > RESTART):
+        raise param_error(
+            name,
+            owner,
+            "a SearchBatch whose euler_flag holds 0 (descend), 1 (backtrack) or 2 (restart)",
+            Described(f"flags from {int(flags.min())} to {int(flags.max())}"),
+        )
 
 
 @numba.njit(cache=True)
@@ -336,13 +412,17 @@ def random_walks(
 
     Returns (num_walks, length + 1) int64 node ids. ``non_backtracking=True`` never steps back to
     the previous node unless it is the only neighbour. A node without neighbours repeats itself.
-    Input errors as :func:`random_dfs`; ``length`` >= 0.
+    Input errors as :func:`random_dfs`; ``length`` >= 0, and the walks must fit in memory
+    (16 bytes per step). No floating inputs, so no NaN policy is needed.
     """
     owner = "random_walks"
-    m = check_positive(num_walks, "num_walks", owner)
-    if isinstance(length, bool) or not isinstance(length, (int, np.integer)) or length < 0:
-        raise param_error("length", owner, "a non-negative integer", length)
     ei = check_edge_index(edge_index, num_nodes, owner)
+    m = check_int("num_walks", owner, num_walks, low=1)
+    length = check_int("length", owner, length, low=0)
+    check_memory("length", owner, length, walk_bytes(length))
+    check_memory("num_walks", owner, m, m * walk_bytes(length))
+    non_backtracking = check_bool("non_backtracking", owner, non_backtracking)
+    check_generator(owner, generator)
     csr = to_csr(ei, num_nodes)
     starts = np.floor(_uniform((m,), generator) * num_nodes).astype(np.int64)
-    return torch.from_numpy(walk_kernel(csr, starts, int(length), non_backtracking, generator))
+    return torch.from_numpy(walk_kernel(csr, starts, length, non_backtracking, generator))

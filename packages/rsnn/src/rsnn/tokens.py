@@ -25,9 +25,9 @@ from typing import Literal
 import torch
 from torch_geometric.data import Data
 
-from paperkit import Described, check_choice, param_error
-from rsnn.graph import check_edge_index
-from rsnn.sampling import BACKTRACK, RESTART, SearchBatch
+from paperkit import Described, check_choice, check_tensor, param_error
+from rsnn.graph import check_graph_data, check_node_ids
+from rsnn.sampling import BACKTRACK, RESTART, SearchBatch, check_search_batch
 
 __all__ = ["SeqBatch", "anonymize", "encode", "serialize"]
 
@@ -56,13 +56,33 @@ class SeqBatch:
 def anonymize(nodes: torch.Tensor) -> torch.Tensor:
     """anon(w_t) = 1 + rank of w_t's first occurrence in its row; 0 where ``nodes`` is -1.
 
-    Vectorised: for each (row, node) key, its first position; a token is a first visit when it
-    sits at that position; the cumulative count of first visits up to that position is the rank.
+    ``nodes``: an (S, L) integer tensor of node ids, -1 at padding (ids need not be < any bound;
+    they are only compared). Integer input, so no NaN policy is needed.
+
+    Vectorised: each (row, node) pair gets a key; for each key, its first position; a token is a
+    first visit when it sits at that position; the cumulative count of first visits up to that
+    position is the rank.
+
+    >>> anonymize(torch.tensor([[7, 3, 7, -1]])).tolist()
+    [[1, 2, 1, 0]]
     """
+    check_tensor("nodes", "anonymize", nodes, ndim=2, dtype="int")
+    if int(nodes.min()) < -1:
+        raise param_error(
+            "nodes",
+            "anonymize",
+            "node ids >= 0, or -1 at padding",
+            Described(f"a smallest entry of {int(nodes.min())}"),
+        )
+    return _anonymize(nodes.long())
+
+
+def _anonymize(nodes: torch.Tensor) -> torch.Tensor:
+    """:func:`anonymize` without the checks (for the package's own, valid sequences)."""
     S, L = nodes.shape
     valid = nodes >= 0
-    key = torch.arange(S).unsqueeze(1) * (int(nodes.max()) + 1 if nodes.numel() else 1)
-    key = (key + nodes.clamp(min=0)).reshape(-1)
+    _, dense = torch.unique(nodes.clamp(min=0), return_inverse=True)  # ids -> 0..U-1
+    key = (torch.arange(S).unsqueeze(1) * (int(dense.max()) + 1) + dense).reshape(-1)
     _, inv = torch.unique(key, return_inverse=True)
     pos = torch.arange(S * L)
     pos_masked = torch.where(valid.reshape(-1), pos, torch.full_like(pos, S * L))
@@ -117,7 +137,7 @@ def encode(
         tokens=tokens,
         node_ids=torch.where(pad, torch.full_like(nodes, -1), nodes),
         pad_mask=pad,
-        anon=anonymize(nodes),
+        anon=_anonymize(nodes),
         anon_prev=torch.where(pad, torch.zeros_like(anon_prev), anon_prev),
     )
 
@@ -153,22 +173,26 @@ def serialize(
     Returns:
         a :class:`SeqBatch` with m sequences: L = 2(N − c) + c (euler), N (preorder), the walk
         length + 1 (walk).
+
+    NaN or inf in ``data.x`` or ``data.edge_attr`` is refused (the tokens would carry it).
     """
     owner = "serialize"
     check_choice("mode", owner, mode, MODES)
+    check_graph_data("data", owner, data)
     n = int(data.num_nodes)
-    check_edge_index(data.edge_index, n, owner)
     if mode == "walk":
-        if not isinstance(batch, torch.Tensor) or batch.dim() != 2:
+        if not isinstance(batch, torch.Tensor):
             raise param_error(
                 "batch",
                 owner,
                 "an (m, L) tensor of walks for mode 'walk'",
-                Described(type(batch).__name__),
+                Described(f"a {type(batch).__name__}"),
                 cls=TypeError,
             )
+        check_tensor("batch", owner, batch, shape=(None, None), dtype="int")
+        check_node_ids("batch", owner, batch, n, padding=True)
         nodes = batch.long()
-        anon = anonymize(nodes)
+        anon = _anonymize(nodes)
         flags = walk_flags(nodes, anon)
         prev, anon_prev = shifted(nodes, flags), shifted(anon, flags).clamp(min=0)
     else:
@@ -177,23 +201,17 @@ def serialize(
                 "batch",
                 owner,
                 f"a SearchBatch for mode {mode!r}",
-                Described(type(batch).__name__),
+                Described(f"a {type(batch).__name__}"),
                 cls=TypeError,
             )
-        if batch.num_nodes != n:
-            raise param_error(
-                "batch",
-                owner,
-                f"a SearchBatch of a graph with {n} nodes",
-                Described(f"one with {batch.num_nodes} nodes"),
-            )
+        check_search_batch("batch", owner, batch, n)
         if mode == "euler":
-            nodes, flags = batch.euler, batch.euler_flag.long()
-            anon = anonymize(nodes)
+            nodes, flags = batch.euler.long(), batch.euler_flag.long()
+            anon = _anonymize(nodes)
             prev, anon_prev = shifted(nodes, flags), shifted(anon, flags).clamp(min=0)
         else:
-            nodes = batch.order
-            prev = torch.gather(batch.parent, 1, nodes)
+            nodes = batch.order.long()
+            prev = torch.gather(batch.parent.long(), 1, nodes)
             flags = torch.where(prev < 0, RESTART, 0)
             rank = torch.empty_like(nodes).scatter_(
                 1, nodes, torch.arange(1, n + 1).expand_as(nodes).contiguous()
