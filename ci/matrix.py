@@ -4,8 +4,8 @@
     python ci/matrix.py --since main    # only what changed since the revision `main`
 
 A change under packages/<pkg>/ selects <pkg>; a change to paperkit (shared/) or to the workspace
-itself (pyproject.toml, uv.lock, noxfile.py, ci/, .ci/, .github/) selects everything, since every package
-builds on them. Other files (documentation) select nothing.
+itself (pyproject.toml, uv.lock, noxfile.py, ci/, .ci/, .github/) selects everything, since every
+package builds on them. Other files (documentation) select nothing.
 """
 
 from __future__ import annotations
