@@ -181,7 +181,7 @@ def reproduce(*, quick: bool = False, seed: int = 0, out: Path) -> Report:
     jobs += [("small", name, None) for name in run["small"]]
     instances: dict[str, SetFunction] = {}
     grid, sweep, pools, small, dg, refs = [], [], [], [], [], {}
-    card = "(a) coverage / k=10"
+    cell = "(a) coverage / k=10"
     for kind, key, nz in progress(jobs, "noisysubmod reproduce", total=len(jobs)):
         if kind == "grid":
             make, cons, base = CELLS[key]
@@ -272,7 +272,7 @@ def reproduce(*, quick: bool = False, seed: int = 0, out: Path) -> Report:
     for row in small:
         print(f"{row['check']}: {row['instance']} meta ratio {row['meta']} >= {row['target']}")
     fig_path = _plot(grid, sweep, out)
-    claims = _claims(grid, sweep, small, refs, card)
+    claims = _claims(grid, sweep, small, refs, cell)
     settings = {
         **run,
         "seed": seed,
@@ -282,10 +282,10 @@ def reproduce(*, quick: bool = False, seed: int = 0, out: Path) -> Report:
     return Report(claims=claims, tables=tables, figures=[fig_path], settings=settings)
 
 
-def _claims(grid, sweep, small, refs, card) -> list[Claim]:
+def _claims(grid, sweep, small, refs, cell) -> list[Claim]:
     claims = []
-    if (card, ("exponential", 1.0)) in refs:
-        ref, vals = refs[card, ("exponential", 1.0)]
+    if (cell, ("exponential", 1.0)) in refs:
+        ref, vals = refs[cell, ("exponential", 1.0)]
         meta, naive = _mse(vals["meta"], ref)[0], _mse(vals["naive"], ref)[0]
         gap = meta - naive
         claims.append(
