@@ -46,8 +46,8 @@ def reproduce_data(*, quick, seed, out, data_root=None):
     return Report(settings={"data_root": None if data_root is None else data_root.name})
 
 
-def bench(*, quick, device, out):
-    rows = [Measurement("toy", n, 1e-3 * n, 1e-5, 8 * n, device) for n in (8, 16)]
+def bench(*, quick, device, out, sizes=(8, 16)):
+    rows = [Measurement("toy", n, 1e-3 * n, 1e-5, 8 * n, device) for n in sizes]
     return Report(measurements=rows, settings={"quick": quick})
 
 

@@ -131,6 +131,13 @@ def test_bench_writes_measurements_in_bytes(installed, tmp_path):
     assert papers_main(["bench", "nobench"]) == 2
 
 
+def test_overrides_reach_the_package_function(installed, tmp_path):
+    from paperkit.cli import run_bench
+
+    path = run_bench(discover()["toy"], device="cpu", out=tmp_path / "o", overrides={"sizes": (4,)})
+    assert [m["size"] for m in check_results_file(path)["measurements"]] == [4]
+
+
 def test_bench_refuses_cuda_for_a_package_without_gpu_code(installed, tmp_path, capsys):
     assert papers_main(["bench", "toy", "--device", "cuda", "--out", str(tmp_path / "c")]) == 2
     assert "no GPU code" in capsys.readouterr().err

@@ -25,25 +25,15 @@ TINY_REPRODUCE = {
 TINY_BENCH = {"widths": [64, 96], "route_n": 96}
 
 
-def _shrunk(monkeypatch, module, name, sizes):
-    """Point the registered entry point at the same function with smaller sizes."""
-    full = getattr(module, name)
-
-    def tiny(**kw):
-        return full(**kw, **sizes)
-
-    monkeypatch.setattr(module, name, tiny)
-
-
 def test_registration():
     assert PAPER.load_reproduce() is alphadecay.reproduce.reproduce
     assert PAPER.load_bench() is alphadecay.bench.bench
     assert PAPER.gpu is False
 
 
-def test_reproduce_writes_valid_results(tmp_path, monkeypatch):
-    _shrunk(monkeypatch, alphadecay.reproduce, "reproduce", TINY_REPRODUCE)
-    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+def test_reproduce_writes_valid_results(tmp_path):
+    path = run_reproduce(PAPER, quick=True, out=tmp_path, overrides=TINY_REPRODUCE)
+    doc = check_results_file(path)
     claims = doc["claims"]
     assert claims[0]["statement"] == alphadecay.reproduce.STATEMENTS["ppl"]
     assert len(claims) == 4 and all(c["verdict"] in VERDICTS for c in claims)
@@ -69,9 +59,9 @@ def test_claims_without_both_schemes_are_untestable(tmp_path):
     assert [c.verdict for c in report.claims] == ["not testable here"] * 4
 
 
-def test_bench_writes_valid_measurements(tmp_path, monkeypatch):
-    _shrunk(monkeypatch, alphadecay.bench, "bench", TINY_BENCH)
-    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
+def test_bench_writes_valid_measurements(tmp_path):
+    path = run_bench(PAPER, quick=True, device="cpu", out=tmp_path, overrides=TINY_BENCH)
+    doc = check_results_file(path)
     rows = doc["measurements"]
     assert {r["impl"] for r in rows} >= {"refresh", "train_step", "fit: median (Hill)"}
     assert all(r["seconds"] > 0 and r["repeats"] >= 5 for r in rows)

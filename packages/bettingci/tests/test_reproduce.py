@@ -4,8 +4,6 @@ results files against paperkit's schema, and the verdict rules of the claims."""
 import numpy as np
 import pytest
 
-from bettingci import bench as bench_module
-from bettingci import reproduce as reproduce_module
 from bettingci.data import bernoulli
 from bettingci.paper import PAPER
 from bettingci.reproduce import claims, evaluate
@@ -23,14 +21,14 @@ def test_evaluate_reports_every_method():
     assert rows[-1]["check"] == "ref" and rows[0]["check"] in ("PASS", "FAIL")
 
 
-def test_reproduce_writes_a_valid_results_file(tmp_path, monkeypatch):
-    original = reproduce_module.reproduce
-
-    def tiny(**kw):  # the quick run's settings at the smallest sizes
-        return original(R=10, grid=50, sweep_ns=[10, 20], sweep_R=3, sweep_grid=50, **kw)
-
-    monkeypatch.setattr(reproduce_module, "reproduce", tiny)
-    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+def test_reproduce_writes_a_valid_results_file(tmp_path):
+    path = run_reproduce(
+        PAPER,
+        quick=True,
+        out=tmp_path,
+        overrides=dict(R=10, grid=50, sweep_ns=[10, 20], sweep_R=3, sweep_grid=50),
+    )
+    doc = check_results_file(path)
     assert doc["claims"][0]["statement"].startswith(HEADLINE)
     assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS) and len(doc["claims"]) == 5
     assert len(doc["tables"]["summary"]) == 18  # 12 Bernoulli + 6 Beta settings
@@ -86,14 +84,15 @@ def test_coverage_and_width_verdicts_fail_when_the_numbers_do():
     assert found[4].verdict == "not held" and "Uniform n=100" in found[4].why
 
 
-def test_bench_writes_a_valid_bench_file(tmp_path, monkeypatch):
-    full = bench_module.bench
-
-    def tiny(**kw):
-        return full(ns=[20, 40, 80], grids=[100, 200, 400], batch=(20, 10, 100), **kw)
-
-    monkeypatch.setattr(bench_module, "bench", tiny)
-    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
+def test_bench_writes_a_valid_bench_file(tmp_path):
+    path = run_bench(
+        PAPER,
+        quick=True,
+        device="cpu",
+        out=tmp_path,
+        overrides=dict(ns=[20, 40, 80], grids=[100, 200, 400], batch=(20, 10, 100)),
+    )
+    doc = check_results_file(path)
     cases = {m["case"] for m in doc["measurements"]}
     assert cases == {"time vs n", "time vs G", "batched", "memory"}
     assert all(m["seconds"] > 0 for m in doc["measurements"])

@@ -24,25 +24,15 @@ TINY_REPRODUCE = {
 TINY_BENCH = {"dims": [16, 32], "model_dims": [32, 64], "e2e_steps": 2}
 
 
-def _shrunk(monkeypatch, module, name, sizes):
-    """Point the registered entry point at the same function with smaller sizes."""
-    full = getattr(module, name)
-
-    def tiny(**kw):
-        return full(**kw, **sizes)
-
-    monkeypatch.setattr(module, name, tiny)
-
-
 def test_registration():
     assert PAPER.load_reproduce() is dartquant.reproduce.reproduce
     assert PAPER.load_bench() is dartquant.bench.bench
     assert PAPER.gpu is False
 
 
-def test_reproduce_writes_valid_results(tmp_path, monkeypatch):
-    _shrunk(monkeypatch, dartquant.reproduce, "reproduce", TINY_REPRODUCE)
-    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+def test_reproduce_writes_valid_results(tmp_path):
+    path = run_reproduce(PAPER, quick=True, out=tmp_path, overrides=TINY_REPRODUCE)
+    doc = check_results_file(path)
     claims = doc["claims"]
     assert claims[0]["statement"].startswith("Calibrating rotations locally")
     assert len(claims) == 6 and all(c["verdict"] in VERDICTS for c in claims)
@@ -71,9 +61,9 @@ def test_missing_methods_make_claims_untestable(tmp_path):
     assert verdicts[:5] == ["not testable here"] * 5
 
 
-def test_bench_writes_valid_measurements(tmp_path, monkeypatch):
-    _shrunk(monkeypatch, dartquant.bench, "bench", TINY_BENCH)
-    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
+def test_bench_writes_valid_measurements(tmp_path):
+    path = run_bench(PAPER, quick=True, device="cpu", out=tmp_path, overrides=TINY_BENCH)
+    doc = check_results_file(path)
     rows = doc["measurements"]
     assert {(r["case"], r["impl"]) for r in rows} == {
         ("whip_step", "qr"),

@@ -3,8 +3,6 @@ results files against paperkit's schema, and the verdict rules of the claims."""
 
 import pytest
 
-from lion import bench as bench_module
-from lion import reproduce as reproduce_module
 from lion.paper import PAPER
 from lion.reproduce import claims
 from paperkit import VERDICTS
@@ -15,14 +13,11 @@ HEADLINE = "LION-S and LION-D come within a few points of softmax attention"
 MODELS = ["LION-LIT", "LION-D", "LION-S", "SoftmaxViT", "CausalLinearViT"]
 
 
-def test_reproduce_writes_a_valid_results_file(tmp_path, monkeypatch):
-    original = reproduce_module.reproduce
-
-    def tiny(**kw):  # the quick run at the smallest sizes
-        return original(epochs=1, lengths=[16, 64], n_train=32, **kw)
-
-    monkeypatch.setattr(reproduce_module, "reproduce", tiny)
-    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+def test_reproduce_writes_a_valid_results_file(tmp_path):
+    path = run_reproduce(
+        PAPER, quick=True, out=tmp_path, overrides=dict(epochs=1, lengths=[16, 64], n_train=32)
+    )
+    doc = check_results_file(path)
     assert doc["claims"][0]["statement"].startswith(HEADLINE)
     assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)
     assert [r["model"] for r in doc["tables"]["digits"]] == MODELS
@@ -72,14 +67,11 @@ def test_other_verdicts_follow_their_rules():
     assert found[4].verdict == "not held"  # the causal model solved the copy task
 
 
-def test_bench_writes_a_valid_bench_file(tmp_path, monkeypatch):
-    original = bench_module.bench
-
-    def tiny(**kw):
-        return original(lengths=[32, 64], **kw)
-
-    monkeypatch.setattr(bench_module, "bench", tiny)
-    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
+def test_bench_writes_a_valid_bench_file(tmp_path):
+    path = run_bench(
+        PAPER, quick=True, device="cpu", out=tmp_path, overrides=dict(lengths=[32, 64])
+    )
+    doc = check_results_file(path)
     assert {m["impl"] for m in doc["measurements"]} == {"reference", "rnn", "chunk", "softmax"}
     assert all(m["seconds"] > 0 and m["peak_bytes"] >= 0 for m in doc["measurements"])
     assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)

@@ -8,8 +8,6 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from paperkit import VERDICTS
 from paperkit.cli import run_bench, run_reproduce
 from paperkit.testing import check_results_file
-from portrouter import bench as bench_module
-from portrouter import reproduce as reproduce_module
 from portrouter.paper import PAPER
 from portrouter.reproduce import ONLINE, claims
 
@@ -22,14 +20,11 @@ def _embed(texts):
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
-def test_reproduce_writes_a_valid_results_file(tmp_path, monkeypatch):
-    original = reproduce_module.reproduce
-
-    def tiny(**kw):  # the quick run at the smallest sizes, with a cheap real text embedding
-        return original(n_history=400, n_test=200, embedder=_embed, **kw)
-
-    monkeypatch.setattr(reproduce_module, "reproduce", tiny)
-    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+def test_reproduce_writes_a_valid_results_file(tmp_path):
+    path = run_reproduce(
+        PAPER, quick=True, out=tmp_path, overrides=dict(n_history=400, n_test=200, embedder=_embed)
+    )
+    doc = check_results_file(path)
     assert doc["claims"][0]["statement"] == HEADLINE
     assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)
     assert doc["claims"][3]["verdict"] == "held"  # one optimisation
@@ -66,14 +61,11 @@ def test_gain_and_optimum_verdicts_fail_when_the_numbers_do():
     assert found[3].verdict == "not held"
 
 
-def test_bench_writes_a_valid_bench_file(tmp_path, monkeypatch):
-    original = bench_module.bench
-
-    def tiny(**kw):
-        return original(sizes=[300, 600], dim=16, **kw)
-
-    monkeypatch.setattr(bench_module, "bench", tiny)
-    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
+def test_bench_writes_a_valid_bench_file(tmp_path):
+    path = run_bench(
+        PAPER, quick=True, device="cpu", out=tmp_path, overrides=dict(sizes=[300, 600], dim=16)
+    )
+    doc = check_results_file(path)
     cases = {m["case"] for m in doc["measurements"]}
     assert cases == {"build", "search", "optimisation", "end to end"}
     search = doc["tables"]["neighbour search"]

@@ -115,14 +115,16 @@ def run_reproduce(
     seed: int = 0,
     out: str | Path | None = None,
     data_root: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> Path:
     """Seed, run the package's reproduction into its run folder, write results.json; return it.
 
     ``data_root`` (a folder of real data sets) is passed on as ``data_root=Path(...)`` only when
-    given, so reproductions that need no data keep the plain signature.
+    given, so reproductions that need no data keep the plain signature. ``overrides`` are more
+    keyword arguments of the package's function (tests use them to run at the smallest sizes).
     """
     fn = paper.load_reproduce()
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = dict(overrides or {})
     if data_root is not None:
         if not _reads_data(fn):
             raise param_error(
@@ -134,7 +136,9 @@ def run_reproduce(
     report, wall = _run(
         paper, "reproduce", folder, lambda: fn(quick=quick, seed=seed, out=folder, **extra)
     )
-    settings = {**report.settings, **{k: str(v) for k, v in extra.items()}}
+    settings = {**report.settings}
+    if data_root is not None:
+        settings["data_root"] = str(data_root)
     report.settings = settings
     doc = _envelope(paper, "reproduce", report, folder, wall, seed=seed, quick=quick)
     return write_json(folder / "results.json", doc)
@@ -155,14 +159,23 @@ def _resolve_device(paper: Paper, device: str) -> str:
 
 
 def run_bench(
-    paper: Paper, *, quick: bool = False, device: str = "auto", out: str | Path | None = None
+    paper: Paper,
+    *,
+    quick: bool = False,
+    device: str = "auto",
+    out: str | Path | None = None,
+    overrides: Mapping[str, Any] | None = None,
 ) -> Path:
-    """Run the package's benchmark into its run folder, write bench.json; return it."""
+    """Run the package's benchmark into its run folder, write bench.json; return it.
+    ``overrides`` are more keyword arguments of the package's function, as for reproduce."""
     fn = paper.load_bench()
     device = _resolve_device(paper, device)
     folder = run_dir(paper.name, out, kind="bench")
     seed_everything(0)
-    report, wall = _run(paper, "bench", folder, lambda: fn(quick=quick, device=device, out=folder))
+    extra = dict(overrides or {})
+    report, wall = _run(
+        paper, "bench", folder, lambda: fn(quick=quick, device=device, out=folder, **extra)
+    )
     doc = _envelope(paper, "bench", report, folder, wall, quick=quick, device=device)
     return write_json(folder / "bench.json", doc)
 
