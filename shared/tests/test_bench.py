@@ -8,10 +8,13 @@ from paperkit.bench import (
     crossover,
     loglog_slope,
     measure,
+    measure_interleaved,
     peak_memory,
     plot_scaling,
+    ratio_spread,
     scaling,
     time_callable,
+    time_interleaved,
 )
 
 
@@ -33,6 +36,35 @@ def test_time_callable_runs_the_warmup_and_the_minimum_repeats():
 def test_time_callable_rejects_bad_arguments(kwargs):
     with pytest.raises(ValueError, match="parameter of time_callable"):
         time_callable(lambda: None, **kwargs)
+
+
+def test_time_interleaved_alternates_and_keeps_same_round_ratios():
+    order = []
+    timings = time_interleaved(
+        {
+            "slow": lambda: (order.append("slow"), time.sleep(0.004)),
+            "fast": lambda: (order.append("fast"), time.sleep(0.001)),
+        },
+        warmup=1,
+        min_time=0.0,
+        min_repeats=6,
+    )
+    assert order == ["slow", "fast"] * 7  # one warm-up round, then six alternating rounds
+    assert timings["slow"].calls == timings["fast"].calls == 6
+    median, q1, q3 = ratio_spread(timings["slow"], timings["fast"])
+    assert q1 <= median <= q3 and 1.5 < median < 6
+    with pytest.raises(ValueError, match="same time_interleaved run"):
+        ratio_spread(timings["slow"], time_callable(lambda: None, min_time=0.0))
+
+
+def test_measure_interleaved_gives_one_row_per_callable_with_its_samples():
+    rows = measure_interleaved(
+        {"a": lambda: None, "b": lambda: None}, 8, case="x", memory=False, min_time=0.0
+    )
+    assert [(r.impl, r.size, r.case) for r in rows] == [("a", 8, "x"), ("b", 8, "x")]
+    assert all(len(r.params["samples"]) == r.repeats >= 5 for r in rows)
+    with pytest.raises(ValueError, match="fns"):
+        time_interleaved({})
 
 
 def test_peak_memory_on_cpu_sees_a_numpy_temporary():

@@ -6,7 +6,14 @@ import numpy as np
 import pytest
 
 from bettingci import bet_sequence, log_wealth, lower_bound, lower_bound_batch
-from bettingci.betting import BETTING_METHODS, EPS, HEDGED_EPS, final_log_wealth, invert
+from bettingci.betting import (
+    BETTING_METHODS,
+    EPS,
+    HEDGED_EPS,
+    final_log_wealth,
+    first_kept,
+    invert,
+)
 from paperkit.testing import assert_close
 
 
@@ -122,3 +129,24 @@ def test_invert_takes_the_smallest_kept_point_minus_one_step():
     # grid G = 4: points 0, .25, .5, .75, 1; threshold 3 keeps index 2, none, index 0
     np.testing.assert_array_equal(invert(lw, 3.0, 4), [0.25, 1.0, 0.0])
     np.testing.assert_array_equal(invert(lw, np.array([0.5, 6.0, 0.5]), 4), [0.75, 0.0, 0.0])
+
+
+@pytest.mark.parametrize("method", BETTING_METHODS)
+def test_the_bound_search_equals_the_whole_grid_bit_for_bit(method):
+    """first_kept (blocks of the grid played upwards, absorbed points dropped) finds the same
+    smallest kept grid point as inverting the whole grid, with both thresholds and both caps."""
+    rng = np.random.default_rng(11)
+    L = math.log(1 / 0.05)
+    for trial in range(4):
+        R, n, G = int(rng.integers(1, 12)), int(rng.integers(5, 120)), int(rng.integers(10, 300))
+        X = rng.beta(*rng.uniform(0.3, 5, 2), (R, n))
+        if trial % 3 == 0:
+            X = (X > 0.5).astype(float)
+        ms = np.arange(G + 1) / G
+        thr = L + np.log(1 - rng.random(R)) if trial % 2 else np.full(R, L)
+        two = bool(trial % 2)
+        kept = final_log_wealth(X, ms, L, method, two_sided=two) < thr[:, None]
+        expected = np.where(kept.any(axis=1), np.argmax(kept, axis=1), G + 1)
+        for block in (5, 64, G + 1):
+            got = first_kept(X, ms, L, thr, method, two_sided=two, block=block)
+            np.testing.assert_array_equal(got, expected)

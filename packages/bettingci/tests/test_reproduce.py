@@ -90,11 +90,17 @@ def test_bench_writes_a_valid_bench_file(tmp_path):
         quick=True,
         device="cpu",
         out=tmp_path,
-        overrides=dict(ns=[20, 40, 80], grids=[100, 200, 400], batch=(20, 10, 100)),
+        overrides=dict(
+            ns=[20, 40, 80], grids=[100, 200, 400], batch=(20, 10, 100), inversion=(2, (100, 300))
+        ),
     )
     doc = check_results_file(path)
     cases = {m["case"] for m in doc["measurements"]}
-    assert cases == {"time vs n", "time vs G", "batched", "memory"}
+    assert cases == {"time vs n", "time vs G", "batched", "memory", "inversion"}
+    inversion = doc["tables"]["inversion"]
+    assert [r["G"] for r in inversion] == [100, 300]
+    assert all(r["whole / search"] > 0 and r["whole-grid floor s"] > 0 for r in inversion)
+    assert doc["claims"][-1]["statement"].startswith("At n = 1000, G = 300, the bound search")
     assert all(m["seconds"] > 0 for m in doc["measurements"])
     assert all(m["peak_bytes"] >= 0 for m in doc["measurements"] if m["case"] == "memory")
     assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)

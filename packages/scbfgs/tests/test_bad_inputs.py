@@ -44,6 +44,7 @@ SUITE = BadInputs(
             f_star=-1.0,
             f_tol=1e-10,
             M=0.0,
+            track_psi=True,
             shapes={"x0": "d", "B0": "d d", "x_star": "d"},
             bad={
                 "x0": [BIG],

@@ -4,21 +4,10 @@ import pytest
 from paperkit.cli import run_bench, run_reproduce
 from paperkit.results import VERDICTS
 from paperkit.testing import check_results_file
-from scbfgs import bench as bench_module
 from scbfgs import bfgs, cubic_chain, newton_solve, psi
 from scbfgs.cli import main
 from scbfgs.paper import PAPER
 from scbfgs.reproduce import phase_summary
-
-
-def _with(fn, **smallest):
-    """``fn`` at the smallest settings it allows, as the command calls it (a plain function:
-    the command reads its source file for the commit)."""
-
-    def run(**kwargs):
-        return fn(**kwargs, **smallest)
-
-    return run
 
 
 def test_phase_summary_separates_linear_from_superlinear():
@@ -36,7 +25,15 @@ def test_diagnostics_along_the_run():
     p = cubic_chain(8, 1e-2)
     x_star, f_star = newton_solve(p.f, p.grad, p.hess, np.zeros(8))
     res = bfgs(
-        p.f, p.grad, np.zeros(8), B0=3.0, hess=p.hess, x_star=x_star, f_star=f_star, M=p.M_bound
+        p.f,
+        p.grad,
+        np.zeros(8),
+        B0=3.0,
+        hess=p.hess,
+        x_star=x_star,
+        f_star=f_star,
+        M=p.M_bound,
+        track_psi=True,
     )
     assert res.psi_hist[0] == pytest.approx(psi(3.0 * np.eye(8), p.hess(x_star)))
     assert np.all(res.psi_hist >= -1e-9) and res.psi_hist[-1] < res.psi_hist[0]
@@ -61,10 +58,10 @@ def test_reproduce_writes_a_valid_results_file(tmp_path):
     assert (tmp_path / "scbfgs.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_bench_writes_a_valid_bench_file(tmp_path, monkeypatch):
+def test_bench_writes_a_valid_bench_file(tmp_path):
     """The bench at two small dimensions, through the command's path."""
-    monkeypatch.setattr(bench_module, "bench", _with(bench_module.bench, dims=[20, 40]))
-    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
+    path = run_bench(PAPER, quick=True, device="cpu", out=tmp_path, overrides={"dims": [20, 40]})
+    doc = check_results_file(path)
     solves = [m for m in doc["measurements"] if m["case"] == "solve"]
     assert sorted((m["impl"], m["size"]) for m in solves) == [
         ("scbfgs", 20),
@@ -73,6 +70,15 @@ def test_bench_writes_a_valid_bench_file(tmp_path, monkeypatch):
         ("scipy", 40),
     ]
     assert all(m["seconds"] > 0 and m["params"]["iterations"] > 0 for m in solves)
+    updates = [m for m in doc["measurements"] if m["case"] == "update"]
+    assert {m["impl"] for m in updates} == {
+        "in-place update",
+        "outer-product form",
+        "one pass over H",
+    }
+    limits = doc["tables"]["update"]
+    assert [r["d"] for r in limits] == [20, 40] and all(r["update / limit"] > 0 for r in limits)
+    assert doc["claims"][1]["statement"].startswith("The inverse update runs within 3x")
     assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)
     assert (tmp_path / "bench.png").is_file()
 

@@ -36,10 +36,13 @@ __all__ = [
     "crossover",
     "loglog_slope",
     "measure",
+    "measure_interleaved",
     "peak_memory",
     "plot_scaling",
+    "ratio_spread",
     "scaling",
     "time_callable",
+    "time_interleaved",
 ]
 
 
@@ -51,6 +54,7 @@ class Timing:
     iqr_s: float
     calls: int
     device: str
+    samples: tuple[float, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -125,6 +129,75 @@ def time_callable(
         times.append(time.perf_counter() - t0)
     q1, _, q3 = statistics.quantiles(times, n=4) if len(times) > 1 else (times[0],) * 3
     return Timing(statistics.median(times), q3 - q1, len(times), device)
+
+
+def _timing(times: list[float], device: str) -> Timing:
+    q1, _, q3 = statistics.quantiles(times, n=4) if len(times) > 1 else (times[0],) * 3
+    return Timing(statistics.median(times), q3 - q1, len(times), device, tuple(times))
+
+
+def time_interleaved(
+    fns: dict[str, Callable[[], Any]],
+    *,
+    device: str = "cpu",
+    warmup: int = 1,
+    min_time: float = 0.2,
+    min_repeats: int = 5,
+    max_repeats: int = 1000,
+) -> dict[str, Timing]:
+    """Time several callables in alternating rounds, so that a load change hits them all alike.
+
+    Each round calls every ``fns[name]`` once, in order; rounds repeat until ``min_repeats``
+    rounds and ``min_time`` seconds have passed (at most ``max_repeats``). Every
+    :class:`Timing` keeps its per-round ``samples``, so ``a.samples[i] / b.samples[i]`` are
+    same-round ratios: quote their median and spread (:func:`ratio_spread`) rather than the
+    ratio of two medians measured minutes apart.
+
+    >>> t = time_interleaved({"a": lambda: sum(range(100)), "b": lambda: None}, min_time=0)
+    >>> sorted(t), t["a"].calls == t["b"].calls == len(t["a"].samples) >= 5
+    (['a', 'b'], True)
+    """
+    owner = "time_interleaved"
+    if not isinstance(fns, dict) or not fns or not all(callable(f) for f in fns.values()):
+        raise param_error("fns", owner, "a non-empty dict of name -> callable", fns)
+    check_int("warmup", owner, warmup, low=0)
+    check_real("min_time", owner, min_time, low=0)
+    check_int("min_repeats", owner, min_repeats, low=1)
+    check_int("max_repeats", owner, max_repeats, low=min_repeats)
+    for _ in range(warmup):
+        for fn in fns.values():
+            fn()
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    _sync(device)
+    started, rounds = time.perf_counter(), 0
+    while rounds < max_repeats and (
+        rounds < min_repeats or time.perf_counter() - started < min_time
+    ):
+        for name, fn in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            _sync(device)
+            times[name].append(time.perf_counter() - t0)
+        rounds += 1
+    return {name: _timing(ts, device) for name, ts in times.items()}
+
+
+def ratio_spread(num: Timing, den: Timing) -> tuple[float, float, float]:
+    """Median, first and third quartile of the same-round ratios ``num / den`` of two timings
+    from one :func:`time_interleaved` run.
+
+    >>> a = Timing(2.0, 0.0, 3, "cpu", (2.0, 4.0, 6.0))
+    >>> b = Timing(1.0, 0.0, 3, "cpu", (1.0, 2.0, 2.0))
+    >>> ratio_spread(a, b)
+    (2.0, 2.0, 3.0)
+    """
+    if not num.samples or len(num.samples) != len(den.samples):
+        raise param_error(
+            "num", "ratio_spread", "a timing from the same time_interleaved run as den", num
+        )
+    ratios = [a / b for a, b in zip(num.samples, den.samples, strict=True)]
+    q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
+    return statistics.median(ratios), q1, q3
 
 
 _STATUS = Path("/proc/self/status")
@@ -225,6 +298,36 @@ def measure(
         repeats=timing.calls,
         params=dict(params or {}),
     )
+
+
+def measure_interleaved(
+    fns: dict[str, Callable[[], Any]],
+    size: float | int | str,
+    *,
+    device: str = "cpu",
+    case: str = "",
+    memory: bool = True,
+    params: dict[str, Any] | None = None,
+    **timer: Any,
+) -> list[Measurement]:
+    """One :class:`Measurement` per ``fns`` entry (``impl`` = its name), timed in alternating
+    rounds (:func:`time_interleaved`, options in ``timer``); peak bytes of each afterwards. The
+    rows' ``params["samples"]`` hold the per-round seconds, for same-round ratios."""
+    timings = time_interleaved(fns, device=device, **timer)
+    return [
+        Measurement(
+            impl=name,
+            size=size,
+            seconds=timing.median_s,
+            spread=timing.iqr_s,
+            peak_bytes=peak_memory(fns[name], device=device) if memory else None,
+            device=device,
+            case=case,
+            repeats=timing.calls,
+            params={**(params or {}), "samples": list(timing.samples)},
+        )
+        for name, timing in timings.items()
+    ]
 
 
 def loglog_slope(sizes: Sequence[float], values: Sequence[float]) -> float:

@@ -7,6 +7,14 @@ scaling. The targets set for this package are one bound at n = 1000 with G = 10^
 (R = 1000, n = 50, G = 2000) batched in < 10 s, and thousands of intervals per second at
 n = 1000. Every row is a :class:`paperkit.Measurement` (median seconds of repeated calls after a
 warm-up, peak bytes where measured).
+
+Case ``"inversion"`` times, in alternating rounds at n = 1000, the default search for the
+smallest kept grid point (:func:`bettingci.betting.first_kept`) against the inversion of the
+whole grid it replaces (:func:`~bettingci.betting.final_log_wealth` over every grid point, then
+:func:`~bettingci.betting.invert`), on the same samples and thresholds; the bench checks that
+both give the same bounds. Beside them it prints the floor of the whole-grid inversion: one
+``log1p`` and one ``sqrt`` per grid point and round (n (G + 1) R of each), timed on an array of
+one chunk's size.
 """
 
 from __future__ import annotations
@@ -16,17 +24,22 @@ from typing import Any
 
 import numpy as np
 
-from bettingci.intervals import lower_bound, lower_bound_batch
+from bettingci.betting import final_log_wealth, invert
+from bettingci.intervals import CHUNK_ELEMENTS, lower_bound, lower_bound_batch
 from paperkit import (
     Claim,
     Measurement,
     Report,
+    Timing,
     figure,
     measure,
+    measure_interleaved,
     print_table,
     progress,
+    ratio_spread,
     save_figure,
     scaling,
+    time_callable,
 )
 
 __all__ = ["bench"]
@@ -35,6 +48,9 @@ BETTING = ("star", "bets", "star_hoeffding", "hoeffding_bet", "hedged")
 CLOSED = ("hoeffding", "maurer_pontil", "clopper_pearson", "t_test")
 #: The targets set for this package (the paper reports no timings).
 TARGET_ONE_S, TARGET_BATCH_S, TARGET_RATE = 0.5, 10.0, 1000.0
+#: The speed-up of the bound search over the whole-grid inversion that the claim asks for.
+TARGET_SEARCH_SPEEDUP = 10.0
+DELTA = 0.05
 
 
 def _sample(n: int, method: str, seed: int = 0) -> np.ndarray:
@@ -53,6 +69,107 @@ def _fit(rows: list[Measurement], case: str, sizes: list[int]) -> dict[str, dict
     at the largest size (:func:`paperkit.scaling`)."""
     kept = [r for r in rows if r.case == case and r.size in sizes]
     return scaling(kept, baseline="star" if case == "time vs n" else None)
+
+
+def _whole_grid(X: np.ndarray, grid: int, seed: int) -> np.ndarray:
+    """STaR lower bounds by inverting every grid point (the randomized thresholds of
+    ``lower_bound_batch(..., random_state=seed)``), rows chunked as the batched path does."""
+    L = np.log(1.0 / DELTA)
+    thr = L + np.log(1.0 - np.random.default_rng(seed).random(X.shape[0]))
+    ms = np.arange(grid + 1) / grid
+    rows = max(1, CHUNK_ELEMENTS // ms.size)
+    return np.concatenate(
+        [
+            invert(final_log_wealth(X[s : s + rows], ms, L, "star"), thr[s : s + rows], grid)
+            for s in range(0, X.shape[0], rows)
+        ]
+    )
+
+
+def _inversion_rows(R: int, grids: tuple[int, ...], device: str) -> list[Measurement]:
+    """The bound search against the whole-grid inversion, alternating rounds, n = 1000."""
+    X = np.random.default_rng(4).beta(2, 5, (R, 1000))
+    rows: list[Measurement] = []
+    for G in grids:
+        search = lower_bound_batch(X, DELTA, "star", grid=G, random_state=0)
+        if not np.array_equal(search, _whole_grid(X, G, 0)):
+            raise AssertionError(f"the bound search and the whole grid disagree at G = {G}")
+        fns = {
+            "bound search": lambda G=G: lower_bound_batch(X, DELTA, "star", grid=G, random_state=0),
+            "whole grid": lambda G=G: _whole_grid(X, G, 0),
+        }
+        rows += measure_interleaved(
+            fns,
+            G,
+            device=device,
+            case="inversion",
+            memory=False,
+            params={"R": R, "n": 1000},
+            warmup=0,
+            min_repeats=3,
+            min_time=0.0,
+        )
+        chunk = np.random.default_rng(5).random(CHUNK_ELEMENTS)
+        floor = time_callable(lambda chunk=chunk: (np.log1p(chunk), np.sqrt(chunk)), min_time=0.2)
+        per_element = floor.median_s / CHUNK_ELEMENTS
+        rows.append(
+            Measurement(
+                "whole-grid floor",
+                G,
+                per_element * 1000 * (G + 1) * R,
+                floor.iqr_s / CHUNK_ELEMENTS * 1000 * (G + 1) * R,
+                None,
+                device,
+                case="inversion",
+                repeats=floor.calls,
+                params={"R": R, "n": 1000, "per element s": per_element},
+            )
+        )
+    return rows
+
+
+def _inversion_table(rows: list[Measurement]) -> list[dict[str, Any]]:
+    table = []
+    for G in sorted({r.size for r in rows if r.case == "inversion"}):
+        by = {r.impl: r for r in rows if r.case == "inversion" and r.size == G}
+        timing = {
+            k: Timing(r.seconds, r.spread, r.repeats, r.device, tuple(r.params["samples"]))
+            for k, r in by.items()
+            if "samples" in r.params
+        }
+        med, q1, q3 = ratio_spread(timing["whole grid"], timing["bound search"])
+        R = by["bound search"].params["R"]
+        table.append(
+            {
+                "G": G,
+                "R": R,
+                "search s": by["bound search"].seconds,
+                "whole grid s": by["whole grid"].seconds,
+                "whole / search": med,
+                "ratio IQR": f"{q1:.1f}-{q3:.1f}",
+                "whole-grid floor s": by["whole-grid floor"].seconds,
+                "search bounds/s": R / by["bound search"].seconds,
+                "whole-grid bounds/s": R / by["whole grid"].seconds,
+            }
+        )
+    return table
+
+
+def _search_claim(table: list[dict[str, Any]]) -> Claim:
+    row = max(table, key=lambda r: r["G"])
+    return Claim(
+        f"At n = 1000, G = {row['G']}, the bound search gives STaR bounds at least "
+        f"{TARGET_SEARCH_SPEEDUP:g}x faster than inverting the whole grid, with identical bounds",
+        paper="not a claim of the paper: the paper inverts the test over a grid; only the "
+        "smallest kept grid point enters the bound",
+        measured=f"whole grid / search, median of same-round ratios: {row['whole / search']:.1f} "
+        f"(IQR {row['ratio IQR']}); {row['search bounds/s']:.3g} bounds/s against "
+        f"{row['whole-grid bounds/s']:.3g}; whole-grid floor {row['whole-grid floor s']:.3g} s, "
+        f"search {row['search s']:.3g} s for R = {row['R']}",
+        verdict="held" if row["whole / search"] >= TARGET_SEARCH_SPEEDUP else "not held",
+        why=f"held when the median ratio is at least {TARGET_SEARCH_SPEEDUP:g}; the bench "
+        "checks that both give the same bounds bit for bit",
+    )
 
 
 def _claims(
@@ -124,12 +241,14 @@ def bench(
     ns: list[int] | None = None,
     grids: list[int] | None = None,
     batch: tuple[int, int, int] | None = None,
+    inversion: tuple[int, tuple[int, ...]] | None = None,
 ) -> Report:
     """Time per interval vs n (G = 10^4) for every method, vs G (n = 1000) for ``star``, the
     batched throughput and peak memory; a plot ``scaling.png``. numpy only: ``device`` is the
     CPU (the package is registered without GPU code, so the command refuses ``--device cuda``).
 
-    ``ns``, ``grids`` and ``batch = (R, n, G)`` override the sizes (for smoke tests).
+    ``ns``, ``grids``, ``batch = (R, n, G)`` and ``inversion = (R, grids)`` (the inversion
+    case, n = 1000) override the sizes (for smoke tests).
     """
     ns = ns or ([100, 1000, 3000] if quick else [100, 300, 1000, 3000, 10_000])
     grids = grids or ([1000, 3000, 10_000] if quick else [1000, 3000, 10_000, 30_000])
@@ -209,6 +328,9 @@ def bench(
             )
         )
 
+    inv_R, inv_grids = inversion or (10 if quick else 100, (1000, 10_000))
+    rows += _inversion_rows(inv_R, inv_grids, device)
+
     per_n = _fit(rows, "time vs n", _fitted(ns))
     per_g = _fit(rows, "time vs G", _fitted(grids))
     tables = _tables(rows, ns, per_n, per_g)
@@ -219,7 +341,7 @@ def bench(
     rate = next((r for r in batched if r.params["n"] == 1000 and r.params["G"] == 1000), None)
     _plot(rows, ns, grids, out)
     return Report(
-        claims=_claims(one, batched[0], per_n, rate),
+        claims=_claims(one, batched[0], per_n, rate) + [_search_claim(tables["inversion"])],
         tables=tables,
         figures=[out / "scaling.png"],
         settings={
@@ -284,6 +406,7 @@ def _tables(
         "peak memory of lower_bound_batch (rows chunked)": [
             {"R": r.size, **r.params, "peak MiB": r.peak_bytes / 2**20} for r in case("memory")
         ],
+        "inversion": _inversion_table(rows),
     }
 
 

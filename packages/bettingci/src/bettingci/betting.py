@@ -28,10 +28,12 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = [
+    "ABSORBING",
     "BETTING_METHODS",
     "EPS",
     "HEDGED_EPS",
     "final_log_wealth",
+    "first_kept",
     "invert",
     "trace",
     "wsr_variance",
@@ -65,6 +67,13 @@ def _hedged_cap(ms: np.ndarray, two_sided: bool) -> np.ndarray:
     return 1.0 / (ms + HEDGED_EPS)
 
 
+#: Methods whose bet is 0 once :math:`\log W_{t-1} \ge \log(1/\delta)`, so that a rejection,
+#: once reached, is final: their grid points can leave the computation there.
+ABSORBING = ("star", "star_hoeffding")
+#: Rounds between two looks for absorbed grid points in :func:`first_kept`.
+CHECK_EVERY = 8
+
+
 def _run(
     X: np.ndarray,
     ms: np.ndarray,
@@ -73,31 +82,46 @@ def _run(
     c: float,
     two_sided: bool,
     record: bool,
+    rows: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray | None]:
-    """Play the n rounds for every row of X (R, n) and grid point of ms (K,).
+    r"""Play the n rounds for every row of X (R, n) and grid point of ms (K,).
 
     Returns the final log-wealth (R, K) and, with ``record``, the bets (n, R, K) and the
     log-wealth trajectories (n + 1, R, K).
+
+    With ``rows`` (P,), the state is a flat list of (row, mean) pairs instead: pair i tests
+    ``ms[i]`` on ``X[rows[i]]`` and the result is (P,). For the :data:`ABSORBING` methods, pairs
+    whose log-wealth has reached :math:`\log(1/\delta)` are dropped every
+    :data:`CHECK_EVERY` rounds (their bets would be 0 from then on, so their wealth is final).
+    Both layouts do the same floating-point operations per pair, so they agree bit for bit.
     """
     R, n = X.shape
-    K = ms.size
     L = log_inv_delta
-    logw = np.zeros((R, K))
-    bets = np.empty((n, R, K)) if record else None
-    path = np.zeros((n + 1, R, K)) if record else None
-    lam = np.empty((R, K))
-    dev = np.empty((R, K))
-    tmp = np.empty((R, K))
+    pairs = rows is not None
+    shape = ms.shape if pairs else (R, ms.size)
+    logw = np.zeros(shape)
+    bets = np.empty((n, *shape)) if record else None
+    path = np.zeros((n + 1, *shape)) if record else None
+    lam, dev, tmp = np.empty(shape), np.empty(shape), np.empty(shape)
     if method in ("star", "bets"):
-        V = np.zeros((R, K))
+        V = np.zeros(shape)
         m_eps = ms + EPS
         var_max = ms * (1.0 - ms) + EPS
         cap = 1.0 / m_eps
     elif method == "hedged":
         cap = _hedged_cap(ms, two_sided)
         lam_rows = np.sqrt(2.0 * L / (n * wsr_variance(X)))  # (R, n)
+    if pairs:
+        columns = np.ascontiguousarray(X.T)
+        hedge_columns = np.ascontiguousarray(lam_rows.T) if method == "hedged" else None
+        x, hedge = np.empty(shape), np.empty(shape)
+        final, index = np.empty(shape), np.arange(shape[0])
+        absorb = method in ABSORBING
     for t in range(1, n + 1):
-        x = X[:, t - 1 : t]
+        if pairs:
+            np.take(columns[t - 1], rows, out=x)
+        else:
+            x = X[:, t - 1 : t]
         r = n - t + 1
         np.subtract(x, ms, out=dev)
         if method in ("star", "bets"):
@@ -117,7 +141,11 @@ def _run(
             np.sqrt(lam, out=lam)
             np.minimum(lam, cap, out=lam)
         elif method == "hedged":
-            np.minimum(lam_rows[:, t - 1 : t], cap, out=lam)
+            if pairs:
+                np.take(hedge_columns[t - 1], rows, out=hedge)
+            else:
+                hedge = lam_rows[:, t - 1 : t]
+            np.minimum(hedge, cap, out=lam)
         elif method == "star_hoeffding":
             np.subtract(L, logw, out=lam)
             np.maximum(lam, 0.0, out=lam)
@@ -142,7 +170,61 @@ def _run(
                 V += tmp
         if record:
             path[t] = logw
+        if pairs and absorb and t % CHECK_EVERY == 0:
+            alive = logw < L
+            n_alive = int(np.count_nonzero(alive))
+            if n_alive < 0.75 * alive.size:
+                final[index[~alive]] = logw[~alive]
+                if n_alive == 0:
+                    return final, None, None
+                logw, rows, ms, index = logw[alive], rows[alive], ms[alive], index[alive]
+                if method == "star":
+                    V, m_eps, var_max, cap = V[alive], m_eps[alive], var_max[alive], cap[alive]
+                lam, dev, tmp, x = (np.empty(n_alive) for _ in range(4))
+    if pairs:
+        final[index] = logw
+        return final, None, None
     return logw, bets, path
+
+
+def first_kept(
+    X: np.ndarray,
+    ms: np.ndarray,
+    log_inv_delta: float,
+    threshold: np.ndarray,
+    method: str,
+    *,
+    c: float = 1.0,
+    two_sided: bool = False,
+    block: int = 256,
+) -> np.ndarray:
+    r"""Index of the smallest grid point each row does not reject, or ``ms.size`` when it
+    rejects them all: ``argmax(final_log_wealth(...) < threshold[:, None])`` without computing
+    the whole grid.
+
+    The grid is played in blocks of ``block`` means in increasing order; a row leaves once a
+    block holds a point it keeps, so the points above its bound are never played, and with the
+    :data:`ABSORBING` methods the points below leave as soon as they are rejected for good.
+    ``threshold`` (R,) must be at most :math:`\log(1/\delta)` (the deterministic or the
+    randomized threshold), so an absorbed point is rejected. Same results as the full grid, bit
+    for bit; cost O(sum over rows of the rounds each kept-or-nearly-kept point plays).
+    """
+    R, K = X.shape[0], ms.size
+    first = np.full(R, K)
+    active = np.arange(R)
+    for start in range(0, K, block):
+        if active.size == 0:
+            break
+        grid_block = ms[start : start + block]
+        rows = np.repeat(active, grid_block.size)
+        lw = _run(
+            X, np.tile(grid_block, active.size), log_inv_delta, method, c, two_sided, False, rows
+        )[0]
+        kept = (lw < threshold[rows]).reshape(active.size, grid_block.size)
+        hit = kept.any(axis=1)
+        first[active[hit]] = start + np.argmax(kept[hit], axis=1)
+        active = active[~hit]
+    return first
 
 
 def final_log_wealth(

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from bettingci.baselines import CLOSED_FORMS, binary_only, unit_sample
-from bettingci.betting import BETTING_METHODS, final_log_wealth, invert, trace
+from bettingci.betting import BETTING_METHODS, final_log_wealth, first_kept, invert, trace
 from paperkit import (
     check_array,
     check_bool,
@@ -49,6 +49,8 @@ METHODS = BETTING_METHODS + tuple(CLOSED_FORMS)
 ALTERNATIVES = ("two-sided", "greater", "less")
 #: Elements of one (rows x grid) state array in the batched path; rows are chunked to fit.
 CHUNK_ELEMENTS = 2**15
+#: Grid points played at once when only the bound is wanted (:func:`first_kept`).
+GRID_BLOCK = 128
 #: float64 arrays the grid inversion holds per grid point: five (rows x grid) state arrays and
 #: the kept mask of one chunk, and six grid-sized vectors (the grid, caps, bounds).
 STATE_ARRAYS, GRID_VECTORS = 6, 6
@@ -126,14 +128,32 @@ def _lcb(
     L = np.log(1.0 / delta)
     thr = L + np.log(1.0 - rng.random(R)) if rng is not None else np.full(R, L)
     ms = _grid(grid)
+    if not keep_wealth:  # only the smallest kept point matters: play the grid upwards
+        rows = max(1, CHUNK_ELEMENTS // GRID_BLOCK)
+        first = np.concatenate(
+            [
+                first_kept(
+                    X[s : s + rows],
+                    ms,
+                    L,
+                    thr[s : s + rows],
+                    method,
+                    c=c,
+                    two_sided=two_sided,
+                    block=GRID_BLOCK,
+                )
+                for s in range(0, R, rows)
+            ]
+        )
+        lcb = np.maximum(first / grid - 1.0 / grid, 0.0)
+        return np.where(first < ms.size, lcb, 1.0), None
     rows = max(1, CHUNK_ELEMENTS // ms.size)
     lcb = np.empty(R)
-    wealth = np.empty((R, ms.size)) if keep_wealth else None
+    wealth = np.empty((R, ms.size))
     for s in range(0, R, rows):
         lw = final_log_wealth(X[s : s + rows], ms, L, method, c=c, two_sided=two_sided)
         lcb[s : s + rows] = invert(lw, thr[s : s + rows], grid)
-        if keep_wealth:
-            wealth[s : s + rows] = lw
+        wealth[s : s + rows] = lw
     return lcb, wealth
 
 

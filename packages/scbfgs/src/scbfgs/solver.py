@@ -20,11 +20,13 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 import numpy as np
+from scipy.linalg.blas import dger as _dger
 from scipy.optimize import OptimizeResult
 
 from paperkit import (
     Described,
     check_array,
+    check_bool,
     check_callable,
     check_choice,
     check_int,
@@ -33,7 +35,7 @@ from paperkit import (
     describe,
     param_error,
 )
-from scbfgs.diagnostics import newton_decrement, psi, smallest_eigenvalue
+from scbfgs.diagnostics import psi, smallest_eigenvalue
 from scbfgs.linesearch import LineSearchError, check_wolfe_constants, weak_wolfe_search
 
 __all__ = ["BFGSResult", "bfgs", "initial_inverse", "minimize", "unit_step_onset"]
@@ -53,7 +55,7 @@ class BFGSResult(OptimizeResult):
         f_hist: :math:`f(x_0),\\dots,f(x_T)`; eta_hist: the accepted steps; ls_trials: trials each.
         H: the final inverse-Hessian approximation.
         newton_decrement_hist: :math:`\\lambda_0,\\dots,\\lambda_T`.
-        psi_hist: :math:`\\Psi(\\bar B_t)`, when ``hess`` and ``x_star`` were given (else None).
+        psi_hist: :math:`\\Psi(\\bar B_t)`, with ``track_psi=True`` (else None).
         t_unit: the first iteration after which every step is the unit step, up to the rounding
             floor when ``f_star`` is known (:func:`unit_step_onset`).
         delta0, M_sqrt_delta0: :math:`f(x_0)-f^*` and :math:`M\\sqrt{\\Delta_0}` when known.
@@ -106,14 +108,20 @@ def unit_step_onset(
 
 
 def _update(H: Array, s: Array, y: Array) -> Array:
-    """Inverse BFGS update in O(d^2): (I - r s y')H(I - r y s') + r s s'."""
+    r"""Inverse BFGS update of ``H`` in place, three passes over it, and ``H`` returned.
+
+    :math:`(I-\rho sy^\top)H(I-\rho ys^\top)+\rho ss^\top = H+sw^\top+ws^\top` with
+    :math:`w=-\rho Hy+\tfrac12(\rho^2y^\top Hy+\rho)s`: one product :math:`Hy` and two BLAS
+    rank-one updates (``dger``), with no d x d temporary. ``H`` must be a C-contiguous float64
+    symmetric matrix, so that ``H.T`` is the Fortran-ordered view BLAS updates in place.
+    """
     rho = 1.0 / (s @ y)
     Hy = H @ y
-    return (
-        H
-        - rho * (np.outer(s, Hy) + np.outer(Hy, s))
-        + (rho * rho * (y @ Hy) + rho) * np.outer(s, s)
-    )
+    w = -rho * Hy + 0.5 * (rho * rho * (y @ Hy) + rho) * s
+    Ht = H.T
+    _dger(1.0, w, s, a=Ht, overwrite_a=True)  # H.T += w s', i.e. H += s w'
+    _dger(1.0, s, w, a=Ht, overwrite_a=True)  # H += w s'
+    return H
 
 
 def bfgs(
@@ -132,6 +140,7 @@ def bfgs(
     *,
     f_tol: float | None = None,
     M: float | None = None,
+    track_psi: bool = False,
 ) -> BFGSResult:
     r"""Minimise ``f`` with BFGS and a weak-Wolfe line search.
 
@@ -151,6 +160,9 @@ def bfgs(
         f_tol: also stop when :math:`f-f^*\le` ``f_tol`` (needs ``f_star``; affine invariant).
         M: the strong self-concordance constant (>= 0, may be inf), to report
             :math:`M\sqrt{\Delta_0}`.
+        track_psi: record :math:`\Psi(\bar B_t)` every iteration (needs ``hess`` and
+            ``x_star``). Off by default: each value inverts H and takes a log-determinant,
+            :math:`O(d^3)`, where the iteration itself is :math:`O(d^2)`.
 
     Shapes: x0 and x_star (d,), B0 (d, d).
 
@@ -188,6 +200,10 @@ def bfgs(
         raise param_error("hess", owner, "given with line_search='exact_quadratic'", None)
     if f_tol is not None and f_star is None:
         raise param_error("f_star", owner, "given with f_tol", None)
+    track_psi = check_bool("track_psi", owner, track_psi)
+    if track_psi and (hess is None or x_star is None):
+        missing = "hess" if hess is None else "x_star"
+        raise param_error(missing, owner, "given with track_psi=True", None)
     counts = {"f": 0, "g": 0}
 
     def f_eval(z: Array) -> float:
@@ -216,7 +232,6 @@ def bfgs(
             Described(f"a point with f(x0) = {fx}"),
         )
     g = g_eval(x)
-    track_psi = hess is not None and x_star is not None
     hess_star = np.asarray(hess(x_star), dtype=float) if track_psi else None
     if track_psi and (hess_star.shape != (d, d) or not np.isfinite(hess_star).all()):
         raise param_error(
@@ -227,13 +242,14 @@ def bfgs(
             "hess", owner, "positive definite at x_star", smallest_eigenvalue(hess_star)
         )
 
-    def decrement(x: Array, g: Array, H: Array) -> float:
+    def decrement(x: Array, g: Array, Hg: Array) -> float:
         if hess is None:
-            return newton_decrement(g, H)
+            return float(np.sqrt(max(g @ Hg, 0.0)))
         return float(np.sqrt(max(g @ np.linalg.solve(hess(x), g), 0.0)))
 
     g0_norm = float(np.linalg.norm(g))
-    f_hist, eta_hist, trials, lam_hist = [fx], [], [], [decrement(x, g, H)]
+    Hg = H @ g  # one product per iteration serves the direction and the decrement
+    f_hist, eta_hist, trials, lam_hist = [fx], [], [], [decrement(x, g, Hg)]
     psi_hist = [psi(np.linalg.inv(H), hess_star)] if track_psi else None
     reason = "max_iter"
 
@@ -241,7 +257,7 @@ def bfgs(
         if lam_hist[-1] <= tol or (f_tol is not None and f_hist[-1] - f_star <= f_tol):
             reason = "tol"
             break
-        direction = -H @ g
+        direction = -Hg
         seen: dict[str, tuple[float, Any]] = {}  # the line search's last f and gradient, reused
         if line_search == "exact_quadratic":
             eta, n_trials = float(-(g @ direction) / (direction @ hess(x) @ direction)), 0
@@ -273,10 +289,11 @@ def bfgs(
             break
         H = _update(H, s, y)
         x, g = x_new, g_new
+        Hg = H @ g
         f_hist.append(f_new)
         eta_hist.append(eta)
         trials.append(n_trials)
-        lam_hist.append(decrement(x, g, H))
+        lam_hist.append(decrement(x, g, Hg))
         if track_psi:
             psi_hist.append(psi(np.linalg.inv(H), hess_star))
 
@@ -329,8 +346,8 @@ def minimize(
 
     ``minimize(fun, x0, args=(), jac=grad, hess=None, tol=None, options={...})``; ``options`` takes
     any keyword of :func:`bfgs` (``B0``, ``alpha``, ``beta``, ``max_iter`` or scipy's ``maxiter``,
-    ``line_search``, ``x_star``, ``f_star``, ``f_tol``, ``M``). ``jac`` is required (no finite
-    differences). Checks and NaN policy as :func:`bfgs`.
+    ``line_search``, ``x_star``, ``f_star``, ``f_tol``, ``M``, ``track_psi``). ``jac`` is
+    required (no finite differences). Checks and NaN policy as :func:`bfgs`.
 
     >>> res = minimize(lambda x: x @ x, np.ones(3), jac=lambda x: 2 * x)
     >>> bool(res.success), res.fun < 1e-20
