@@ -30,8 +30,10 @@ def test_bench_writes_a_valid_bench_file(tmp_path):
     rows = doc["measurements"]
     assert {"threshold", "RMA-sort", "RMA-linear", "exact RankDice"} <= {r["impl"] for r in rows}
     assert all(r["seconds"] > 0 for r in rows)
-    linear = [r for r in rows if r["impl"] == "RMA-linear"]
+    linear = [r for r in rows if r["impl"] == "RMA-linear" and r["case"] == "decision"]
     assert all(1 <= r["params"]["iterations"] < 15 for r in linear)
+    ratios = {r["rule"]: r for r in doc["tables"]["ratios"]}  # alternating rounds at one d
+    assert ratios["RMA-linear"]["time / RMA-linear"] == 1.0 and "RMA-sort" in ratios
     limits = doc["tables"]["limit"]  # the solver against passes over the same map
     assert [r["d"] for r in limits] == [1000] and limits[0]["solver / limit"] > 0
     assert doc["claims"][1]["statement"].startswith("The linear solver runs within 2x")
