@@ -226,7 +226,7 @@ class NeuralFactorizer(nn.Module):
     NaN policy: non-finite features (and, in :meth:`fit`, targets) are refused.
     """
 
-    def __init__(self, in_q: int, in_k: int, heads: int, rank: int = 32, hidden: int = 256):
+    def __init__(self, in_q: int, in_k: int, heads: int, rank: int = 96, hidden: int = 256):
         super().__init__()
         owner = "NeuralFactorizer"
         sizes = {

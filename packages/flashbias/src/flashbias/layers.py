@@ -41,7 +41,7 @@ class BiasedAttention(nn.Module):
         heads: number of heads H.
         bias_kind: ``"alibi"``, ``"distance"``, ``"svd"``, ``"neural"`` or None.
         rank: the factor rank R of the ``svd`` and ``neural`` kinds (``svd``: None picks R from
-            the energy in :meth:`set_static_bias`; ``neural``: None is 32).
+            the energy in :meth:`set_static_bias`; ``neural``: None is 96, as the official code).
         backend: the backend of :func:`flashbias.flash_bias_attention`.
 
     Shapes:
@@ -83,7 +83,7 @@ class BiasedAttention(nn.Module):
         if bias_kind == "distance":
             self.log_weight = nn.Parameter(torch.zeros(heads))
         if bias_kind == "neural":
-            self.factorizer = NeuralFactorizer(dim, dim, heads, rank=rank or 32)
+            self.factorizer = NeuralFactorizer(dim, dim, heads, rank=rank or 96)
         self.register_buffer("q_static", None)
         self.register_buffer("k_static", None)
 
