@@ -211,24 +211,37 @@ def _rss_kib(key: str) -> int:
     return int(match.group(1))
 
 
-_M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # glibc's mallopt parameters
 
 
 @functools.cache
 def _libc() -> Any:
-    """glibc, with a fixed mmap threshold; None elsewhere.
-
-    glibc raises its mmap threshold each time a large block is freed, after which blocks of that
-    size come from the heap and stay resident: a second call of the same function would then
-    show no growth. Fixing the threshold (128 KiB, glibc's default) keeps large blocks mapped
-    and unmapped per allocation, so every call's peak is seen.
-    """
+    """glibc (for ``mallopt`` and ``malloc_trim``); None elsewhere."""
     try:
         libc = ctypes.CDLL("libc.so.6")
-        libc.mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
+        libc.mallopt  # noqa: B018 - only glibc has it
     except (OSError, AttributeError):
         return None
     return libc
+
+
+def _probe_allocator(libc: Any) -> None:
+    """Before a memory probe: every block of 128 KiB or more is mapped when allocated and
+    unmapped when freed, and free heap memory goes back to the system, so the probe sees every
+    large allocation of the call (glibc otherwise raises its mmap threshold each time a large
+    block is freed, after which such blocks come from the heap and stay resident)."""
+    libc.mallopt(_M_MMAP_THRESHOLD, 128 * 1024)
+    libc.mallopt(_M_TRIM_THRESHOLD, 128 * 1024)
+    libc.malloc_trim(0)
+
+
+def _steady_allocator(libc: Any) -> None:
+    """After a memory probe: the thresholds glibc's own adjustment reaches in a long-running
+    process (mmap threshold 32 MiB, trim threshold twice that), so that the timings that follow
+    reuse heap blocks as they would without the probe, instead of paying page faults for every
+    large temporary."""
+    libc.mallopt(_M_MMAP_THRESHOLD, 32 * 1024 * 1024)
+    libc.mallopt(_M_TRIM_THRESHOLD, 64 * 1024 * 1024)
 
 
 def peak_memory(fn: Callable[[], Any], *, device: str = "cpu") -> int | None:
@@ -238,8 +251,10 @@ def peak_memory(fn: Callable[[], Any], *, device: str = "cpu") -> int | None:
     growth of the process's peak resident set (``VmHWM`` after resetting it through
     ``/proc/self/clear_refs``), which counts every allocator (numpy, torch, native code) and no
     profiler. Free heap memory is returned to the system first (``malloc_trim``) and glibc's mmap
-    threshold is fixed, so repeated calls give the same peak; small blocks that an allocator keeps
-    cached between calls (under 128 KiB each) are not counted again.
+    threshold is held at 128 KiB during the call, so repeated calls give the same peak; small blocks
+    that an allocator keeps cached between calls (under 128 KiB each) are not counted again. After
+    the call the thresholds are set to those of a long-running process, so later timings are not
+    slowed by page faults.
     Elsewhere: the peak of Python-traced allocations (``tracemalloc``, which numpy reports to).
     """
     if device.startswith("cuda"):
@@ -254,7 +269,7 @@ def peak_memory(fn: Callable[[], Any], *, device: str = "cpu") -> int | None:
     if sys.platform.startswith("linux") and _CLEAR_REFS.exists():
         libc = _libc()
         if libc is not None:
-            libc.malloc_trim(0)
+            _probe_allocator(libc)
         try:
             _CLEAR_REFS.write_text("5")  # resets VmHWM to the current resident set
             before = _rss_kib("VmRSS")
@@ -262,6 +277,9 @@ def peak_memory(fn: Callable[[], Any], *, device: str = "cpu") -> int | None:
             return max(0, _rss_kib("VmHWM") - before) * 1024
         except OSError:  # pragma: no cover - a sandbox that forbids the reset
             pass
+        finally:
+            if libc is not None:
+                _steady_allocator(libc)
     import tracemalloc
 
     tracemalloc.start()

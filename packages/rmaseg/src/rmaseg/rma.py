@@ -98,11 +98,6 @@ def _floor_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.where(y.to(x.dtype) > x, torch.nextafter(y, torch.full_like(y, -1.0)), y)
 
 
-def _threshold(lam: torch.Tensor, metric: str, dtype: torch.dtype) -> torch.Tensor:
-    """The inclusion threshold of Dinkelbach's step, floored to the probabilities' dtype."""
-    return _floor_to(lam / 2 if metric == "dice" else lam / (1 + lam), dtype)
-
-
 def dinkelbach_masks(probs: torch.Tensor, metric: str) -> tuple[torch.Tensor, torch.Tensor, int]:
     r"""Threshold masks by Dinkelbach's method (``smooth = 0``), O(d) per iteration.
 
@@ -111,45 +106,24 @@ def dinkelbach_masks(probs: torch.Tensor, metric: str) -> tuple[torch.Tensor, to
     :math:`j` iff :math:`p_j > \lambda / (1 + \lambda)` and sets
     :math:`\lambda_{k+1} = \sum_I p / (P + \sum_I (1 - p))`. The sets shrink until one repeats;
     the strict inequality gives the smallest optimal set, which is the sort solver's answer.
-
-    Because :math:`I_{k+1} \subseteq I_k`, iteration :math:`k+1` needs only the pixels of
-    :math:`I_k`: after the first threshold above 0 the candidates are gathered into one flat
-    vector (rows kept in order, segment lengths = the counts) and later iterations scan that
-    vector alone. The whole map is read for :math:`P`, for :math:`|I_1|`, for that gathering and
-    for the final masks; the sums are in float64.
-
     Returns (masks (B, C, D), tau (B, C), iterations); if a row still moves after
     :data:`MAX_DINKELBACH_ITERATIONS` iterations, the batch is solved by :func:`sort_masks`.
     """
-    rows = probs.reshape(-1, probs.shape[-1])
-    P = rows.sum(dim=-1, dtype=torch.float64)
-    count = torch.count_nonzero(rows, dim=-1)  # I_1 = {p > 0}, so S_1 = P
-    lam = rma_value(P, count.to(torch.float64), P, metric)
-    values: torch.Tensor | None = None  # the pixels of the current sets, row after row
-    for iterations in range(2, MAX_DINKELBACH_ITERATIONS + 1):
-        thr = _threshold(lam, metric, probs.dtype)
-        if values is None:
-            keep = rows > thr.unsqueeze(-1)
-            new_count = keep.sum(dim=-1)
-        else:
-            keep = values > thr.repeat_interleave(count)
-            new_count = _segment_sum(keep.to(torch.float64), count).to(torch.int64)
+    P = probs.sum(dim=-1, dtype=torch.float64)
+    lam = torch.zeros_like(P)
+    count = torch.full(P.shape, -1, dtype=torch.int64, device=probs.device)
+    iterations = 0
+    for iterations in range(1, MAX_DINKELBACH_ITERATIONS + 1):
+        thr = _floor_to(lam / 2 if metric == "dice" else lam / (1 + lam), probs.dtype)
+        masks = probs > thr.unsqueeze(-1)
+        new_count = masks.sum(dim=-1)
         if torch.equal(new_count, count):
-            masks = rows > thr.unsqueeze(-1)
-            return masks.reshape(probs.shape), count.reshape(probs.shape[:-1]), iterations
-        values = rows[keep] if values is None else values[keep]
+            return masks, new_count, iterations
+        S = torch.where(masks, probs, 0).sum(dim=-1, dtype=torch.float64)
+        lam = rma_value(S, new_count.to(torch.float64), P, metric)
         count = new_count
-        S = _segment_sum(values.to(torch.float64), count)
-        lam = rma_value(S, count.to(torch.float64), P, metric)
     masks_sorted, tau = sort_masks(probs, metric)
-    return masks_sorted, tau, MAX_DINKELBACH_ITERATIONS
-
-
-def _segment_sum(values: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Sums of consecutive segments of ``values`` with the given ``lengths`` (empty -> 0)."""
-    if values.numel() == 0:
-        return torch.zeros(lengths.shape, dtype=values.dtype, device=values.device)
-    return torch.segment_reduce(values, "sum", lengths=lengths, unsafe=True)
+    return masks_sorted, tau, iterations
 
 
 def optimal_tau(
