@@ -5,21 +5,10 @@ from paperkit.cli import run_bench, run_reproduce
 from paperkit.results import VERDICTS
 from paperkit.testing import check_results_file
 from zeros import bench as bench_module
-from zeros import reproduce as reproduce_module
 from zeros.paper import PAPER
 from zeros.reproduce import ContrastModel, Setting, train_contrast, train_mqar
 
 HEADLINE = "ZeroS matches or exceeds standard softmax attention"
-
-
-def _with(fn, **smallest):
-    """``fn`` at the smallest settings it allows, as the command calls it (a plain function:
-    the command reads its source file for the commit)."""
-
-    def run(**kwargs):
-        return fn(**kwargs, **smallest)
-
-    return run
 
 
 def test_zeros_subtracts_where_softmax_cannot():
@@ -40,10 +29,10 @@ def test_mqar_training_reports_accuracy():
     assert 0.0 <= r["accuracy"] <= 1.0 and r["curve"][0][0] == 0
 
 
-def test_reproduce_writes_a_valid_results_file(tmp_path, monkeypatch):
+def test_reproduce_writes_a_valid_results_file(tmp_path):
     """The command's path at 2 training steps: the claims are data, the file follows the schema."""
-    monkeypatch.setattr(reproduce_module, "reproduce", _with(reproduce_module.reproduce, steps=2))
-    doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
+    path = run_reproduce(PAPER, quick=True, out=tmp_path, overrides={"steps": 2})
+    doc = check_results_file(path)
     claims = doc["claims"]
     assert claims[0]["statement"].startswith(HEADLINE)
     assert {c["verdict"] for c in claims} <= set(VERDICTS) and len(claims) == 2
@@ -52,15 +41,30 @@ def test_reproduce_writes_a_valid_results_file(tmp_path, monkeypatch):
     assert (tmp_path / "zeros.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_bench_writes_a_valid_bench_file(tmp_path, monkeypatch):
-    monkeypatch.setattr(bench_module, "bench", _with(bench_module.bench, lengths=[32, 64]))
-    doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
-    rows = doc["measurements"]
+def test_bench_writes_a_valid_bench_file(tmp_path):
+    path = run_bench(PAPER, quick=True, device="cpu", out=tmp_path, overrides={"lengths": [32, 64]})
+    doc = check_results_file(path)
+    rows = [r for r in doc["measurements"] if r["case"] == "forward+backward"]
     assert {r["impl"] for r in rows} == {"reference", "scan", "chunk", "softmax"}
     assert all(r["seconds"] > 0 and r["size"] in (32, 64) for r in rows)
+    floor = doc["tables"]["vs linear attention"]
+    assert [r["T"] for r in floor] == [64] and floor[0]["chunk / linear attention"] > 0
     assert {c["verdict"] for c in doc["claims"]} <= set(VERDICTS)
     assert doc["claims"][0]["statement"].startswith("ZeroS attention runs in time and memory")
     assert (tmp_path / "scaling.png").is_file()
+
+
+def test_the_benchs_linear_attention_floor_is_linear_attention():
+    """augmented_linear_attention equals sum_{u <= t} (q'_t . k'_u) v_u computed as T x T."""
+    g = torch.Generator().manual_seed(0)
+    q, k, v = (torch.randn(2, 128, 3, 8, generator=g, dtype=torch.float64) for _ in range(3))
+    s = torch.randn(2, 128, 3, generator=g, dtype=torch.float64)
+    w = torch.exp(s - s.amax(dim=1, keepdim=True)).unsqueeze(-1)
+    qa, ka = torch.cat([q, q, q], -1), torch.cat([w * k, s.unsqueeze(-1) * k, k], -1)
+    scores = torch.einsum("bthd,buhd->bhtu", qa, ka).tril()
+    expected = torch.einsum("bhtu,buhe->bthe", scores, v)
+    got = bench_module.augmented_linear_attention(q, k, v, s, chunk_size=32)
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-12)
 
 
 @pytest.mark.slow

@@ -179,14 +179,15 @@ def _claims(
     rate: Measurement | None,
 ) -> list[Claim]:
     slopes = {m: per_n[m]["slope"] for m in BETTING if m in per_n}
-    linear = all(s is not None and 0.8 <= s <= 1.2 for s in slopes.values())
+    linear = all(s is not None and s <= 1.2 for s in slopes.values())
     claims = [
         Claim(
-            "Every betting method costs O(n G): time linear in n at a fixed grid",
+            "Every betting method costs at most O(n G): time at most linear in n at a fixed grid",
             paper="one wealth update per grid point and observation (the method's definition)",
             measured=", ".join(f"{m} {s:.2f}" for m, s in slopes.items()),
             verdict=("held" if linear else "not held") if slopes else "not testable here",
-            why="held when every betting method's log-log slope of time against n is in [0.8, 1.2]",
+            why="held when every betting method's log-log slope of time against n is at most 1.2; "
+            "the bound search plays fewer than n (G + 1) updates, so it may grow more slowly",
         )
     ]
     if one is None:
