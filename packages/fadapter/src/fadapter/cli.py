@@ -1,0 +1,13 @@
+"""The ``fadapter`` command: ``fadapter reproduce [--quick] [--seed N] [--out DIR]``,
+``fadapter bench [--quick]``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fadapter.paper import PAPER
+from paperkit.cli import package_main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return package_main(PAPER, argv)

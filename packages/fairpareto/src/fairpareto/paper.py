@@ -1,0 +1,13 @@
+"""Registration with the ``papers`` command."""
+
+from paperkit import Paper
+
+PAPER = Paper(
+    name="fairpareto",
+    title="Efficient Fairness-Performance Pareto Front Computation",
+    arxiv="2409.17643",
+    status="in progress",
+    reproduce="fairpareto.reproduce:reproduce",
+    bench="fairpareto.bench:bench",
+    gpu=False,
+)
