@@ -63,6 +63,8 @@ def test_measure_interleaved_gives_one_row_per_callable_with_its_samples():
     )
     assert [(r.impl, r.size, r.case) for r in rows] == [("a", 8, "x"), ("b", 8, "x")]
     assert all(len(r.params["samples"]) == r.repeats >= 5 for r in rows)
+    median, q1, q3 = ratio_spread(rows[0], rows[1])  # rows of one call carry their rounds
+    assert q1 <= median <= q3
     with pytest.raises(ValueError, match="fns"):
         time_interleaved({})
 

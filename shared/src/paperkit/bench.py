@@ -182,20 +182,30 @@ def time_interleaved(
     return {name: _timing(ts, device) for name, ts in times.items()}
 
 
-def ratio_spread(num: Timing, den: Timing) -> tuple[float, float, float]:
+def _samples(x: Timing | Measurement) -> tuple[float, ...]:
+    if isinstance(x, Measurement):
+        return tuple(x.params.get("samples", ()))
+    return x.samples
+
+
+def ratio_spread(
+    num: Timing | Measurement, den: Timing | Measurement
+) -> tuple[float, float, float]:
     """Median, first and third quartile of the same-round ratios ``num / den`` of two timings
-    from one :func:`time_interleaved` run.
+    from one :func:`time_interleaved` run, or of two rows of one :func:`measure_interleaved`
+    call (their ``params["samples"]``).
 
     >>> a = Timing(2.0, 0.0, 3, "cpu", (2.0, 4.0, 6.0))
     >>> b = Timing(1.0, 0.0, 3, "cpu", (1.0, 2.0, 2.0))
     >>> ratio_spread(a, b)
     (2.0, 2.0, 3.0)
     """
-    if not num.samples or len(num.samples) != len(den.samples):
+    top, bottom = _samples(num), _samples(den)
+    if not top or len(top) != len(bottom):
         raise param_error(
             "num", "ratio_spread", "a timing from the same time_interleaved run as den", num
         )
-    ratios = [a / b for a, b in zip(num.samples, den.samples, strict=True)]
+    ratios = [a / b for a, b in zip(top, bottom, strict=True)]
     q1, _, q3 = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else (ratios[0],) * 3
     return statistics.median(ratios), q1, q3
 

@@ -30,7 +30,6 @@ from paperkit import (
     Claim,
     Measurement,
     Report,
-    Timing,
     figure,
     measure,
     measure_interleaved,
@@ -132,12 +131,7 @@ def _inversion_table(rows: list[Measurement]) -> list[dict[str, Any]]:
     table = []
     for G in sorted({r.size for r in rows if r.case == "inversion"}):
         by = {r.impl: r for r in rows if r.case == "inversion" and r.size == G}
-        timing = {
-            k: Timing(r.seconds, r.spread, r.repeats, r.device, tuple(r.params["samples"]))
-            for k, r in by.items()
-            if "samples" in r.params
-        }
-        med, q1, q3 = ratio_spread(timing["whole grid"], timing["bound search"])
+        med, q1, q3 = ratio_spread(by["whole grid"], by["bound search"])
         R = by["bound search"].params["R"]
         table.append(
             {

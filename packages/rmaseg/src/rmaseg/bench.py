@@ -31,7 +31,6 @@ from paperkit import (
     Claim,
     Measurement,
     Report,
-    Timing,
     measure,
     measure_interleaved,
     plot_scaling,
@@ -165,11 +164,7 @@ def limit_table(rows: Sequence[Measurement]) -> list[dict[str, Any]]:
         by = {r.impl: r for r in rows if r.case == "limit" and r.size == d}
         solver, one = by["linear solver"], by["one pass"]
         passes = solver.params["iterations"] + 1
-        timing = {
-            k: Timing(r.seconds, r.spread, r.repeats, r.device, tuple(r.params["samples"]))
-            for k, r in by.items()
-        }
-        med, q1, q3 = ratio_spread(timing["linear solver"], timing["one pass"])
+        med, q1, q3 = ratio_spread(solver, one)
         out.append(
             {
                 "d": d,
@@ -231,13 +226,9 @@ def ratio_rows(d: int, names: Sequence[str], device: str, min_time: float) -> li
 def ratio_table(rows: Sequence[Measurement]) -> list[dict[str, Any]]:
     """Each rule's time over RMA-linear's: median and quartiles of the same-round ratios."""
     by = {r.impl: r for r in rows if r.case == "ratios"}
-    timing = {
-        k: Timing(r.seconds, r.spread, r.repeats, r.device, tuple(r.params["samples"]))
-        for k, r in by.items()
-    }
     out = []
     for name, r in by.items():
-        med, q1, q3 = ratio_spread(timing[name], timing["RMA-linear"])
+        med, q1, q3 = ratio_spread(r, by["RMA-linear"])
         out.append(
             {
                 "rule": name,

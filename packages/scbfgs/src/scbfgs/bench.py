@@ -39,7 +39,6 @@ from paperkit import (
     Claim,
     Measurement,
     Report,
-    Timing,
     measure_interleaved,
     plot_scaling,
     print_table,
@@ -124,9 +123,8 @@ def _limit_table(rows: Sequence[Measurement]) -> list[dict[str, Any]]:
     table = []
     for d in sorted({r.size for r in rows if r.case == "update"}):
         by = {r.impl: r for r in rows if r.case == "update" and r.size == d}
-        timing = {impl: _timing(r) for impl, r in by.items()}
-        med, q1, q3 = ratio_spread(timing["in-place update"], timing["one pass over H"])
-        outer, _, _ = ratio_spread(timing["outer-product form"], timing["in-place update"])
+        med, q1, q3 = ratio_spread(by["in-place update"], by["one pass over H"])
+        outer, _, _ = ratio_spread(by["outer-product form"], by["in-place update"])
         table.append(
             {
                 "d": d,
@@ -183,14 +181,10 @@ def _order_claim(fits: dict[str, dict[str, Any]]) -> Claim:
     )
 
 
-def _timing(row: Measurement) -> Timing:
-    return Timing(row.seconds, row.spread, row.repeats, row.device, tuple(row.params["samples"]))
-
-
 def _speed_claim(rows: Sequence[Measurement]) -> Claim:
     solve = {(r.impl, r.size): r for r in rows if r.case == "solve"}
     dims = sorted({d for _, d in solve})
-    spreads = [ratio_spread(_timing(solve["scipy", d]), _timing(solve["scbfgs", d])) for d in dims]
+    spreads = [ratio_spread(solve["scipy", d], solve["scbfgs", d]) for d in dims]
     faster = [med > 1 for med, _, _ in spreads]
     verdict = "held" if all(faster) else ("partly" if any(faster) else "not held")
     shown = ", ".join(
