@@ -22,6 +22,12 @@ def test_time_callable_measures_a_known_sleep():
     timing = time_callable(lambda: time.sleep(0.01), min_time=0.1)
     assert 0.009 < timing.median_s < 0.05
     assert timing.calls >= 5 and timing.device == "cpu" and timing.iqr_s >= 0
+    assert 0 <= timing.cpu_median_s < 0.005  # a sleeping process uses no CPU
+
+
+def test_measure_records_cpu_seconds():
+    row = measure("spin", 1, lambda: _spin(20_000), memory=False, min_time=0.0)
+    assert row.cpu_seconds > 0 and row.to_dict()["cpu_seconds"] == row.cpu_seconds
 
 
 def test_time_callable_runs_the_warmup_and_the_minimum_repeats():
@@ -38,12 +44,16 @@ def test_time_callable_rejects_bad_arguments(kwargs):
         time_callable(lambda: None, **kwargs)
 
 
+def _spin(n: int) -> int:
+    return sum(i * i for i in range(n))
+
+
 def test_time_interleaved_alternates_and_keeps_same_round_ratios():
     order = []
     timings = time_interleaved(
         {
-            "slow": lambda: (order.append("slow"), time.sleep(0.004)),
-            "fast": lambda: (order.append("fast"), time.sleep(0.001)),
+            "slow": lambda: (order.append("slow"), _spin(40_000)),
+            "fast": lambda: (order.append("fast"), _spin(10_000)),
         },
         warmup=1,
         min_time=0.0,
@@ -52,7 +62,10 @@ def test_time_interleaved_alternates_and_keeps_same_round_ratios():
     assert order == ["slow", "fast"] * 7  # one warm-up round, then six alternating rounds
     assert timings["slow"].calls == timings["fast"].calls == 6
     median, q1, q3 = ratio_spread(timings["slow"], timings["fast"])
-    assert q1 <= median <= q3 and 1.5 < median < 6
+    # 4x the work; wall time on a loaded machine stretches either call, CPU time much less
+    assert q1 <= median <= q3 and 1.5 < median < 12
+    cpu = timings["slow"].cpu_median_s / timings["fast"].cpu_median_s
+    assert 2 < cpu < 8
     with pytest.raises(ValueError, match="same time_interleaved run"):
         ratio_spread(timings["slow"], time_callable(lambda: None, min_time=0.0))
 

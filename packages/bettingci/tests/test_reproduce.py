@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 
 from bettingci.data import bernoulli
+from bettingci.intervals import lower_bound_batch
 from bettingci.paper import PAPER
-from bettingci.reproduce import claims, evaluate
+from bettingci.reproduce import HEDGED_RANDOMISED, claims, evaluate
 from paperkit import VERDICTS
 from paperkit.cli import run_bench, run_reproduce
 from paperkit.testing import check_results_file
@@ -19,6 +20,38 @@ def test_evaluate_reports_every_method():
     assert [r["method"] for r in rows][-2:] == ["clopper_pearson", "t_test"]
     assert all(0 <= r["miss"] <= 1 for r in rows) and bounds["star"].shape == (30,)
     assert rows[-1]["check"] == "ref" and rows[0]["check"] in ("PASS", "FAIL")
+
+
+def test_the_hedged_baseline_is_deterministic_and_its_randomised_variant_labelled():
+    # The paper's hedged CI (Waudby-Smith & Ramdas) inverts at the fixed threshold 1/delta: its
+    # column does not depend on the generator's state; the randomised column does.
+    runs = [
+        evaluate(
+            bernoulli(0.5),
+            30,
+            0.05,
+            R=40,
+            grid=200,
+            rng=np.random.default_rng(0),
+            methods=("star", "hedged", HEDGED_RANDOMISED),
+        )[1]
+        for _ in range(2)
+    ]
+    X = bernoulli(0.5).sample(np.random.default_rng(0), 40, 30)
+    fixed = lower_bound_batch(X, 0.05, "hedged", grid=200, randomize=False)
+    np.testing.assert_array_equal(runs[0]["hedged"], fixed)
+    shifted = evaluate(
+        bernoulli(0.5),
+        30,
+        0.05,
+        R=40,
+        grid=200,
+        rng=np.random.default_rng(0),
+        methods=(HEDGED_RANDOMISED, "hedged"),
+    )[1]
+    np.testing.assert_array_equal(shifted["hedged"], fixed)
+    assert np.all(runs[0][HEDGED_RANDOMISED] >= fixed)  # U <= 1 only lowers the threshold
+    assert np.any(runs[0][HEDGED_RANDOMISED] > fixed)
 
 
 def test_reproduce_writes_a_valid_results_file(tmp_path):

@@ -14,6 +14,7 @@ from fadapter import (
     band_dims,
     count_trainable,
 )
+from fadapter.adapters import MLPAdapter
 from paperkit.testing import assert_param_error
 
 
@@ -86,6 +87,11 @@ def test_spec_budgets_of_the_reproduction():
     assert counts[("lora", (2,))] == 4 * (2 * 192 * 2 + 4 * 8 * 2 * 16) == 7_168
     assert counts[("lora", (8,))] == 28_672
     assert counts[("head", ())] == 64 * 4 + 4
+    # the +MLP variants: 4 blocks x (2 x 64 x 4 + 4 + 64) more
+    fa_mlp = apply_peft(copy.deepcopy(net), "fadapter", adapter_dim=4, mlp_adapter_dim=4)
+    ad_mlp = apply_peft(copy.deepcopy(net), "adapter", adapter_dim=15, mlp_adapter_dim=4)
+    assert count_trainable(fa_mlp) == 25_920 + 4 * 580 == 28_240
+    assert count_trainable(ad_mlp) == 25_248 + 4 * 580 == 27_568
     assert counts[("full", ())] == 78_404
 
 
@@ -126,6 +132,27 @@ def test_patch_adapter_and_train_head():
     assert "embed.embed.weight" not in trainable
 
 
+@pytest.mark.parametrize("method", ["fadapter", "adapter"])
+def test_mlp_adapters_sit_beside_every_mlp_and_start_as_zero(method):
+    net = small_net()
+    x = torch.randn(2, 16, 16, 2)
+    ref = net(x)
+    plain = count_trainable(apply_peft(copy.deepcopy(net), method, adapter_dim=3))
+    apply_peft(net, method, adapter_dim=3, mlp_adapter_dim=5)
+    assert all(isinstance(b.mlp, MLPAdapter) for b in net.blocks)
+    assert torch.equal(net(x), ref)  # zero up-projection: the backbone at initialisation
+    # per block (width 16): a 16 -> 5 -> 16 bottleneck, 2*16*5 + 5 + 16 parameters
+    assert count_trainable(net) == plain + 2 * (2 * 16 * 5 + 5 + 16)
+    trainable = {n for n, p in net.named_parameters() if p.requires_grad}
+    assert "blocks.0.mlp.up.weight" in trainable and "blocks.0.mlp.mlp.0.weight" not in trainable
+    with torch.no_grad():
+        net.blocks[0].mlp.up.weight.normal_()
+    block = net.blocks[0]
+    h = torch.randn(3, 16)
+    manual = block.mlp.mlp(h) + block.mlp.up(torch.nn.functional.gelu(block.mlp.down(h)))
+    assert torch.allclose(block.mlp(h), manual)
+
+
 def test_apply_peft_errors():
     assert_param_error(apply_peft, small_net(), "prefix", param="method")
     assert_param_error(apply_peft, small_net(), "lora", rank=0, param="rank")
@@ -133,3 +160,7 @@ def test_apply_peft_errors():
     assert_param_error(apply_peft, small_net(), "fadapter", num_bands=5, param="num_bands")
     assert_param_error(apply_peft, small_net(), "lora", adapter_dim=2, param="adapter_dim")
     assert_param_error(apply_peft, torch.nn.Linear(2, 2), "lora", param="model")
+    assert_param_error(
+        apply_peft, small_net(), "adapter", mlp_adapter_dim=-1, param="mlp_adapter_dim"
+    )
+    assert_param_error(apply_peft, small_net(), "lora", mlp_adapter_dim=2, param="mlp_adapter_dim")

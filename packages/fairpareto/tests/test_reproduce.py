@@ -25,6 +25,12 @@ def test_baseline_point_against_a_known_front():
     np.testing.assert_allclose(mf.accuracy_, [0.8, 0.8], atol=1e-9)
     assert row["front acc"] == pytest.approx(0.8, abs=1e-9)
     assert row["excess"] == pytest.approx(0.2, abs=1e-9) and row["SE"] < 1e-12
+    # a randomised classifier: P(Yhat = 1) = 0.9 where y = 1 and 0.3 where y = 0, so its
+    # expected accuracy is (0.9 + 0.7) / 2 and its gap 0 (the same in both groups)
+    soft = np.where(y == 1, 0.9, 0.3)
+    row = baseline_points(soft, y, A, mf, n_boot=20, seed=0)
+    assert row["accuracy"] == pytest.approx(0.8, abs=1e-12) and row["gap"] < 1e-12
+    assert abs(row["excess"]) < 1e-9
 
 
 def test_quick_reproduction_writes_valid_results(tmp_path, monkeypatch):
@@ -37,6 +43,7 @@ def test_quick_reproduction_writes_valid_results(tmp_path, monkeypatch):
         "n_restarts": 1,
         "n_synthetic": 2000,
         "lambdas": [0.0, 10.0],
+        "bounds": [],  # ExponentiatedGradient: in test_baselines.py
         "bootstrap": 10,
     }
     monkeypatch.setitem(fairpareto.reproduce.RUNS, True, tiny)
@@ -49,12 +56,16 @@ def test_quick_reproduction_writes_valid_results(tmp_path, monkeypatch):
         "held" if max(r["|MIFPO-LP|"] for r in front) <= 2e-3 else "not held"
     )
     rows = doc["tables"]["baselines synthetic"]
-    assert len(rows) == 2 and all(r["above front"] in ("YES", "no") for r in rows)
+    assert [r["method"] for r in rows] == ["DP-penalised LR"] * 2 + ["ThresholdOptimizer"]
+    assert all(r["above front"] in ("YES", "no") and r["train CPU s"] >= 0 for r in rows)
     flagged = [r for r in rows if r["excess"] > r["SE"]]
     assert (claims[0]["verdict"] == "held") == (not flagged)
     assert (tmp_path / "fairpareto.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow  # 18 DCCP runs and a fairlearn fit: about 6 s of CPU
+@pytest.mark.filterwarnings("ignore:Setting a value on a Series via .at")  # inside fairlearn
+@pytest.mark.filterwarnings("ignore:Setting an item of incompatible dtype")
 def test_quick_bench_writes_valid_results(tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERKIT_NO_PROGRESS", "1")
     tiny = {
@@ -70,6 +81,8 @@ def test_quick_bench_writes_valid_results(tmp_path, monkeypatch):
     doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
     cases = {r["case"] for r in doc["measurements"]}
     assert cases == {"dccp error", "dccp log_loss", "lp", "front", "baseline"}
+    baselines = {r["impl"] for r in doc["measurements"] if r["case"] == "baseline"}
+    assert baselines == {"DP-penalised LR", "ExponentiatedGradient", "ThresholdOptimizer"}
     assert all(r["seconds"] > 0 for r in doc["measurements"])
     assert len(doc["claims"]) == 3 and all(c["verdict"] in VERDICTS for c in doc["claims"])
     assert all((tmp_path / f).is_file() for f in doc["figures"])

@@ -13,7 +13,13 @@ TINY_BENCH = {"lengths": [64, 128], "fwd_bwd_max": 128, "ranks": [2], "min_time"
 @pytest.mark.slow  # fits the NeuralFactorizer: building torch.optim.Adam imports torch._dynamo
 def test_quick_reproduction_writes_valid_results(tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERKIT_NO_PROGRESS", "1")
-    tiny = {"lengths": [64, 128], "neural_steps": 5, "neural_ranks": (4, 8), "min_time": 0.01}
+    tiny = {
+        "lengths": [64, 128],
+        "neural_steps": 5,
+        "neural_ranks": (4, 8),
+        "swin_steps": 3,
+        "min_time": 0.01,
+    }
     monkeypatch.setitem(flashbias.reproduce.RUNS, True, tiny)
     doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
     claims = doc["claims"]

@@ -5,7 +5,7 @@ import torch
 
 from flyolf import CircuitConfig, FlyCircuit, calibrate, calibration_odors, odor_prototypes
 
-W_PK = 0.0092
+W_PK = 0.0019
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from flyolf import (
     train_readout,
 )
 
-W_PK = 0.0092  # about the calibrated weight of the default circuit (25% coding level)
+W_PK = 0.0019  # about the calibrated weight of the default circuit (25% coding level)
 
 
 def test_every_kc_has_pn_per_kc_distinct_inputs_fixed_by_the_seed():
@@ -30,12 +30,13 @@ def test_every_kc_has_pn_per_kc_distinct_inputs_fixed_by_the_seed():
 def test_pn_rates_follow_the_olsen_formula():
     r = torch.tensor([[0.0, 12.0, 60.0, 200.0], [5.0, 5.0, 5.0, 5.0]], dtype=torch.float64)
     out = pn_rates(r)
-    # closed form by hand: 165 r^1.5 / (r^1.5 + 12^1.5 + (10.63 * mean_row)^1.5)
+    # closed form by hand (Olsen et al. 2010, Eqs. 2, 4-6): 165 r^1.5 / (r^1.5 + 12^1.5 + s^1.5),
+    # s = 10.63 * LFP and LFP = (summed rate of 24 ORN types) / 190 = 24 * mean_row / 190
     for i in range(2):
-        mean = r[i].mean().item()
+        lfp = 24 * r[i].mean().item() / 190
         for j in range(4):
             x = r[i, j].item()
-            expected = 165 * x**1.5 / (x**1.5 + 12**1.5 + (10.63 * mean) ** 1.5)
+            expected = 165 * x**1.5 / (x**1.5 + 12**1.5 + (10.63 * lfp) ** 1.5)
             assert out[i, j].item() == pytest.approx(expected, rel=1e-12)
     assert (out < 165).all()
     big = torch.tensor([[1e6, 0.0]], dtype=torch.float64)

@@ -17,6 +17,7 @@ TINY = {
     "gain_epochs": 1,
     "gain_n_kc": 100,
     "background_noise": [2.0],
+    "sensitivity_noise": [2.0],
 }
 
 
@@ -27,11 +28,14 @@ def test_quick_reproduction_writes_valid_results(tmp_path, monkeypatch):
     doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
     claims = doc["claims"]
     assert claims[0]["statement"].startswith("Combining LI and SFA")
-    assert len(claims) == 5 and all(c["verdict"] in VERDICTS for c in claims)
+    assert len(claims) == 9 and all(c["verdict"] in VERDICTS for c in claims)
+    assert claims[5]["statement"].endswith("(dopamine readout)")
     assert [r["sigma"] for r in doc["tables"]["accuracy"]] == [0.0, 2.0]
     calib = doc["tables"]["calibration"][0]
     assert calib["g_li"] > 0 and calib["g_sfa"] > 0 and calib["sfa_target"] > calib["sfa_floor"]
     assert [r["sigma"] for r in doc["tables"]["background_noise"]] == [2.0]
+    variants = doc["tables"]["sensitivity"]
+    assert len(variants) == 8 and {r["readout"] for r in variants} == {"logistic", "dopamine"}
     assert (tmp_path / "accuracy_vs_noise.png").stat().st_size > 0
 
 

@@ -31,7 +31,7 @@ def test_surrogate_backward_is_the_fast_sigmoid_derivative():
 
 
 def test_bptt_gradients_reach_both_gains():
-    cfg = CircuitConfig(n_kc=200, w_pk=0.0092, steps=40, pre_steps=5)
+    cfg = CircuitConfig(n_kc=200, w_pk=0.0019, steps=40, pre_steps=5)
     task = make_odor_task(n_classes=3, n_train=4, n_test=1, noise=0.5)
     J = connectivity(cfg)
     current = synaptic_current(

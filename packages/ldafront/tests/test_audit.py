@@ -81,3 +81,40 @@ def test_deterministic():
         for _ in range(2)
     ]
     assert runs[0] == {**runs[1], "train_seconds": runs[0]["train_seconds"]}
+
+
+def test_law_from_audit_refits_the_same_law(fitted):
+    loss = np.array([r["loss"] for r in fitted.small_])
+    dp = np.array([r["dp"] for r in fitted.small_])
+    law = fitted.law_from_audit(16_000, loss, dp)
+    assert (law["L0"], law["D0"], law["V"]) == pytest.approx(fitted.law_at(16_000), abs=1e-12)
+    assert law["L_small"] == loss[3] and law["D_small"] == dp[3]
+    # a lower loss at the largest scale lowers the extrapolated L0
+    lower = fitted.law_from_audit(16_000, loss - np.array([0, 0, 0, 0.01, 0, 0, 0]), dp)
+    assert lower["L0"] < law["L0"]
+
+
+def test_repeats_v_per_scale_and_floor():
+    pop = SyntheticLDA.make(0)
+    X, y, A, _ = pop.sample(2500, 1)
+    ev = pop.sample(5000, 2)[:3]
+    scales = [150, 300, 600, 1200]
+    aud = ScalingLawLDA(epochs=60, n_boot=20, repeats=2, v_per_scale=True, L0_floor=0.45)
+    aud.fit(X, y, A, scales=scales, model="logistic", eval_data=ev)
+    # 2 repeats x 4 scales x (1 unconstrained + 3 penalised)
+    assert len(aud.small_) == 32 and {r["repeat"] for r in aud.small_} == {0, 1}
+    assert len(aud.V_at_) == 4 and all(v is not None and v > 0 for v in aud.V_at_)
+    # V(s) is the power law of log V through the per-scale values
+    from ldafront.powerlaw import fit_power_law, power_law
+
+    params = fit_power_law(np.array(scales, float), np.log(aud.V_at_))
+    assert aud.law_at(5000)[2] == pytest.approx(np.exp(power_law(5000, *params)), rel=1e-12)
+    # the floor holds the asymptote: L0 at any scale stays above it
+    assert aud.L_params_[0] >= 0.45 - 1e-12 and aud.law_at(1e9)[0] >= 0.45 - 1e-12
+    # the law is fitted on the repeat means
+    first = [r["loss"] for r in aud.small_ if r["scale"] == 150 and r["cut"] == 0]
+    assert len(first) == 2 and aud.summary()["repeats"] == 2
+    loss = np.array([r["loss"] for r in aud.small_])
+    dp = np.array([r["dp"] for r in aud.small_])
+    mean_last = np.mean([r["loss"] for r in aud.small_ if r["scale"] == 1200 and r["cut"] == 0])
+    assert aud.law_from_audit(5000, loss, dp)["L_small"] == pytest.approx(mean_last)

@@ -20,6 +20,9 @@ TINY = {
     "n_boot": 20,
     "real": False,
     "ablation": False,
+    "variants": True,
+    "claimant_seeds": 2,
+    "larger_scales": [[300, 600, 1200, 1800]],
 }
 
 
@@ -34,7 +37,7 @@ def tiny(monkeypatch):
 def test_quick_reproduction_writes_valid_results(tmp_path, tiny):
     doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))
     claims = doc["claims"]
-    assert len(claims) == 5 and all(c["verdict"] in VERDICTS for c in claims)
+    assert len(claims) == 6 and all(c["verdict"] in VERDICTS for c in claims)
     assert claims[3]["verdict"] == "not testable here"  # no real data in the quick run
     errors = {r["predictor"]: r for r in doc["tables"]["synthetic_frontier_error"]}
     law = errors["scaling law (7 small models)"]
@@ -51,6 +54,18 @@ def test_quick_reproduction_writes_valid_results(tmp_path, tiny):
     assert {r["contested"] for r in decisions} >= {"unconstrained", "negative lambda"}
     right = sum(r["declared LDA"] == r["truth LDA"] for r in decisions)
     assert f"{right}/{len(decisions)}" in claims[1]["measured"]
+    # the variants: every protocol change on the same frontier; the seed claim follows its rows
+    variants = {r["variant"]: r for r in doc["tables"]["variants"]}
+    # 2 seeds, seed-averaged, V(s), floor, one set of larger scales, logistic
+    assert len(variants) == 7
+    assert variants["2 seeds averaged"]["small models"] == 14
+    assert variants["V(s) per scale (3 penalised at each scale)"]["small models"] == 16
+    floor = variants["L0 floor = Bayes risk (oracle)"]
+    assert floor["L0 big predicted"] >= doc["data"]["bayes_risk"] - 1e-12
+    seeds = [r for name, r in variants.items() if name.startswith("paper protocol")]
+    good = [r["mean abs err"] <= target and int(r["decisions right"][0]) >= 5 for r in seeds]
+    assert f"{sum(good)}/2 seeds meet both" in claims[5]["measured"]
+    assert claims[5]["verdict"] == ("held" if all(good) else "not held")
     assert (tmp_path / "ldafront.png").read_bytes()[:4] == b"\x89PNG"
     assert np.all(np.diff(doc["data"]["synthetic_truth"]) <= 1e-12)
 
@@ -74,4 +89,5 @@ def test_device_cuda_is_refused():
 def test_cli_quick_reproduction(tmp_path):
     assert main(["reproduce", "--quick", "--out", str(tmp_path)]) == 0
     doc = check_results_file(tmp_path / "results.json")
-    assert doc["package"] == "ldafront" and len(doc["claims"]) == 5
+    assert doc["package"] == "ldafront" and len(doc["claims"]) == 6
+    assert doc["claims"][5]["verdict"] == "not testable here"  # no variants in the quick run

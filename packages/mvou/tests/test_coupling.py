@@ -1,6 +1,5 @@
 """The static SB on samples: the cost matrix and log-domain Sinkhorn."""
 
-import pytest
 import torch
 
 from conftest import randn, rotation
@@ -31,7 +30,6 @@ def test_plan_is_the_gibbs_kernel_scaled():
     assert float(resid.abs().max()) < 1e-10
 
 
-@pytest.mark.slow  # importing POT imports scikit-learn and pandas
 def test_matches_pot_sinkhorn_log():
     ref, x0, x1 = _data()
     ours = entropic_plan(x0, x1, ref, reg=0.5, tol=1e-10, max_iter=5000)

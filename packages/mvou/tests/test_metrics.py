@@ -1,6 +1,5 @@
 """Bures-W2, sample W2 and energy distance against closed forms."""
 
-import pytest
 import torch
 
 from conftest import F64, randn
@@ -30,7 +29,6 @@ def test_energy_distance():
     assert abs(energy_distance(torch.zeros(1, 1), torch.full((1, 1), 3.0)) - 6.0) < 1e-12
 
 
-@pytest.mark.slow  # importing POT imports scikit-learn and pandas
 def test_unequal_sizes_use_the_network_simplex():
     # one point against two: W2^2 = mean squared distance to both
     x, y = torch.zeros(1, 1), torch.tensor([[1.0], [3.0]])

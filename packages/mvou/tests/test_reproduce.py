@@ -1,6 +1,9 @@
+import json
+
 import pytest
 
 import mvou.bench
+import mvou.repressilator_study
 import mvou.reproduce
 from mvou.paper import PAPER
 from paperkit import VERDICTS
@@ -15,6 +18,7 @@ def test_reproduction_at_tiny_settings_writes_valid_results(tmp_path, monkeypatc
         "dims": [2],
         "n": 60,
         "steps": 3,
+        "repressilator_steps": 3,
         "sde_steps": 5,
         "repressilator": True,
         "iterations": 2,
@@ -29,10 +33,11 @@ def test_reproduction_at_tiny_settings_writes_valid_results(tmp_path, monkeypatc
         "mvOU-GSB (exact oracle)",
         "Brownian SF2M (A = 0)",
     }
-    assert len(doc["tables"]["repressilator"]) == 2
+    assert len(doc["tables"]["repressilator"]) == 3  # SF2M, iteration 2, LS-fit reference
     assert (tmp_path / "mvou.png").stat().st_size > 0
 
 
+@pytest.mark.slow  # the whole bench pipeline at tiny sizes
 def test_bench_at_tiny_settings_writes_valid_results(tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERKIT_NO_PROGRESS", "1")
     monkeypatch.setitem(mvou.bench.RUNS, True, {"dims": [2, 8], "ns": [32, 64], "min_time": 0.0})
@@ -43,3 +48,20 @@ def test_bench_at_tiny_settings_writes_valid_results(tmp_path, monkeypatch):
     assert len(doc["claims"]) == 3 and all(c["verdict"] in VERDICTS for c in doc["claims"])
     assert all(r["max rel error of v_target (cache)"] < 1e-2 for r in doc["tables"]["targets"])
     assert all((tmp_path / f).is_file() for f in doc["figures"])
+
+
+@pytest.mark.slow  # six trainings at tiny sizes
+def test_repressilator_study_reports_every_iteration(tmp_path, monkeypatch):
+    tiny = {"n": 40, "sde_steps": 5, "repressilator_steps": 3}
+    monkeypatch.setitem(mvou.reproduce.RUNS, False, {**mvou.reproduce.RUNS[False], **tiny})
+    assert (
+        mvou.repressilator_study.main(["--seeds", "0", "--iterations", "3", "--out", str(tmp_path)])
+        == 0
+    )
+    rep = json.loads((tmp_path / "repressilator_study.json").read_text())["0"]
+    assert [r["method"] for r in rep["rows"]][1:3] == [
+        "iterated mvOU-OTFM (iteration 2)",
+        "iterated mvOU-OTFM (iteration 3)",
+    ]
+    assert len(rep["rows"]) == 4 and len(rep["A_rel_errors"]) == 3
+    assert all(e >= 0 for e in rep["A_rel_errors"])

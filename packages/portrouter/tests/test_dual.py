@@ -43,7 +43,7 @@ def test_strong_and_weak_duality_with_the_assignment_lp():
     alpha = 0.5  # keeps the optimal prices inside the box [0, 1]
     lp_value, x = relaxed_assignment(d, g, B)
     assert np.all(x.sum(axis=1) <= 1 + 1e-9) and np.all((g * x).sum(axis=0) <= B + 1e-9)
-    gamma = solve_dual(d, g, B, 1.0, alpha, allow_skip=True)
+    gamma = solve_dual(d, g, B, 1.0, alpha, solver="lp", allow_skip=True)
     assert gamma.max() < 1 - 1e-6  # the box bound is inactive
     f_star = dual_objective(gamma, d, g, B, 1.0, alpha, allow_skip=True)
     assert f_star == pytest.approx(alpha * lp_value, abs=1e-6)

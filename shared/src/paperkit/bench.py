@@ -48,13 +48,17 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Timing:
-    """Median and interquartile range of the per-call time of one callable, in seconds."""
+    """Median and interquartile range of the per-call wall time of one callable, in seconds, and
+    the median CPU seconds of this process per call (``time.process_time``: every thread of the
+    process counts, so a call that waits for cores shared with other jobs is not charged for the
+    wait)."""
 
     median_s: float
     iqr_s: float
     calls: int
     device: str
     samples: tuple[float, ...] = ()
+    cpu_median_s: float | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,8 @@ class Measurement:
         case: which experiment of the bench the row belongs to (``"forward"``, ``"backward"``).
         repeats: how many timed calls the median is over.
         params: anything else that identifies the row (dtype, heads, ...).
+        cpu_seconds: median CPU seconds of the process per call over the same calls (all
+            threads), or None; on a loaded machine it moves less than ``seconds``.
     """
 
     impl: str
@@ -82,6 +88,7 @@ class Measurement:
     case: str = ""
     repeats: int = 1
     params: dict[str, Any] = field(default_factory=dict)
+    cpu_seconds: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -103,7 +110,8 @@ def time_callable(
     min_repeats: int = 5,
     max_repeats: int = 1000,
 ) -> Timing:
-    """Median and interquartile range of ``fn()``'s wall time over repeated calls.
+    """Median and interquartile range of ``fn()``'s wall time over repeated calls, and its median
+    CPU time (``Timing.cpu_median_s``).
 
     ``warmup`` calls run first (compilation, caches, autotuning); then ``fn`` is called until at
     least ``min_repeats`` calls and ``min_time`` seconds have passed (at most ``max_repeats``
@@ -118,22 +126,26 @@ def time_callable(
     for _ in range(warmup):
         fn()
     times: list[float] = []
+    cpu: list[float] = []
     _sync(device)
     started = time.perf_counter()
     while len(times) < max_repeats and (
         len(times) < min_repeats or time.perf_counter() - started < min_time
     ):
-        t0 = time.perf_counter()
+        c0, t0 = time.process_time(), time.perf_counter()
         fn()
         _sync(device)
         times.append(time.perf_counter() - t0)
-    q1, _, q3 = statistics.quantiles(times, n=4) if len(times) > 1 else (times[0],) * 3
-    return Timing(statistics.median(times), q3 - q1, len(times), device)
+        cpu.append(time.process_time() - c0)
+    return _timing(times, cpu, device, keep=False)
 
 
-def _timing(times: list[float], device: str) -> Timing:
+def _timing(times: list[float], cpu: list[float], device: str, keep: bool = True) -> Timing:
     q1, _, q3 = statistics.quantiles(times, n=4) if len(times) > 1 else (times[0],) * 3
-    return Timing(statistics.median(times), q3 - q1, len(times), device, tuple(times))
+    samples = tuple(times) if keep else ()
+    return Timing(
+        statistics.median(times), q3 - q1, len(times), device, samples, statistics.median(cpu)
+    )
 
 
 def time_interleaved(
@@ -168,18 +180,20 @@ def time_interleaved(
         for fn in fns.values():
             fn()
     times: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
     _sync(device)
     started, rounds = time.perf_counter(), 0
     while rounds < max_repeats and (
         rounds < min_repeats or time.perf_counter() - started < min_time
     ):
         for name, fn in fns.items():
-            t0 = time.perf_counter()
+            c0, t0 = time.process_time(), time.perf_counter()
             fn()
             _sync(device)
             times[name].append(time.perf_counter() - t0)
+            cpu[name].append(time.process_time() - c0)
         rounds += 1
-    return {name: _timing(ts, device) for name, ts in times.items()}
+    return {name: _timing(ts, cpu[name], device) for name, ts in times.items()}
 
 
 def _samples(x: Timing | Measurement) -> tuple[float, ...]:
@@ -325,6 +339,7 @@ def measure(
         case=case,
         repeats=timing.calls,
         params=dict(params or {}),
+        cpu_seconds=timing.cpu_median_s,
     )
 
 
@@ -353,6 +368,7 @@ def measure_interleaved(
             case=case,
             repeats=timing.calls,
             params={**(params or {}), "samples": list(timing.samples)},
+            cpu_seconds=timing.cpu_median_s,
         )
         for name, timing in timings.items()
     ]

@@ -30,7 +30,14 @@ from fadapter.fourier import spectral_mix
 from fadapter.layers import AFNO2d, check_grid
 from paperkit import check_choice, check_int, check_real, param_error
 
-__all__ = ["POSITIONS", "AdapterAFNO2d", "BandAdapters", "FAdapterAFNO2d", "PatchAdapter"]
+__all__ = [
+    "POSITIONS",
+    "AdapterAFNO2d",
+    "BandAdapters",
+    "FAdapterAFNO2d",
+    "MLPAdapter",
+    "PatchAdapter",
+]
 
 POSITIONS = ("in", "mid", "out")
 
@@ -237,6 +244,16 @@ class AdapterAFNO2d(nn.Module):
         return spectral_mix(x, *base.weights(), rows, cols, adapt)
 
 
+def _bottleneck(width: int, adapter_dim: int) -> tuple[nn.Linear, nn.Linear]:
+    """Down-projection (kaiming-uniform as ``nn.Linear``, zero bias); zero up-projection."""
+    down = nn.Linear(width, adapter_dim)
+    nn.init.zeros_(down.bias)
+    up = nn.Linear(adapter_dim, width)
+    nn.init.zeros_(up.weight)
+    nn.init.zeros_(up.bias)
+    return down, up
+
+
 class PatchAdapter(nn.Module):
     r"""A bottleneck adapter after a patch embedding (a 1x1-convolution bottleneck on the
     channel-last tokens): :math:`e(x) + s\,U\,\mathrm{GELU}(D e(x) + b_D) + b_U`, ``U`` zero.
@@ -247,13 +264,32 @@ class PatchAdapter(nn.Module):
     def __init__(self, embed: nn.Linear, adapter_dim: int, scale: float = 1.0) -> None:
         super().__init__()
         self.embed, self.scale = embed, scale
-        width = embed.out_features
-        self.down = nn.Linear(width, adapter_dim)
-        nn.init.zeros_(self.down.bias)
-        self.up = nn.Linear(adapter_dim, width)
-        nn.init.zeros_(self.up.weight)
-        nn.init.zeros_(self.up.bias)
+        self.down, self.up = _bottleneck(embed.out_features, adapter_dim)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         e = self.embed(x)
         return e + self.scale * self.up(F.gelu(self.down(e)))
+
+
+class MLPAdapter(nn.Module):
+    r"""A bottleneck adapter in parallel with a block's channel MLP, as the official F-Adapter
+    and Adapter models place one beside every block's MLP (``BlockAdapter.mlp_adapter``):
+
+    .. math:: \mathrm{MLP}(x) + s\,U\,\mathrm{GELU}(D x + b_D) + b_U, \quad U = 0 \text{ at init}.
+
+    ``mlp`` is an ``nn.Sequential`` whose first layer is an ``nn.Linear`` (its input width is the
+    adapter's). Shapes: (..., width) → (..., width). NaN policy: as the wrapped MLP.
+
+    >>> mlp = nn.Sequential(nn.Linear(6, 12), nn.GELU(), nn.Linear(12, 6))
+    >>> x = torch.randn(2, 6)
+    >>> bool(torch.equal(MLPAdapter(mlp, 3)(x), mlp(x)))  # the MLP alone at initialisation
+    True
+    """
+
+    def __init__(self, mlp: nn.Sequential, adapter_dim: int, scale: float = 1.0) -> None:
+        super().__init__()
+        self.mlp, self.scale = mlp, scale
+        self.down, self.up = _bottleneck(mlp[0].in_features, adapter_dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.mlp(x) + self.scale * self.up(F.gelu(self.down(x)))

@@ -4,18 +4,18 @@ r"""Benchmark: inference cost of F-Adapter against the backbone, the vanilla ada
 :class:`fadapter.OperatorNet` (4 blocks, width 64, 8 modes) on 32x32 and 64x64 grids (16² and
 32² tokens) as ``backbone``, ``+F-Adapter`` (d=4, [6, 4, 2, 2]), ``+Adapter`` (d=15) and
 ``+LoRA`` (r=8, unmerged), one :class:`paperkit.Measurement` per (impl, grid) with median
-seconds and peak bytes, and the CPU seconds per call of the process (``time.process_time``,
-one thread: on an idle machine the same as the wall time, on a shared one not inflated by other
-processes; the claims use it). Adapters act on the (2K-1)·K kept modes only, a cost
-:math:`O(B K^2 c\, d_b)` per layer independent of the grid, so their relative overhead should be
-modest and shrink as the grid grows. Also reported: trainable-parameter ratios.
+seconds, the median CPU seconds of the process per call (``Measurement.cpu_seconds``, one
+thread: on an idle machine the same as the wall time, on a shared one not inflated by other
+processes; the claims use it) and peak bytes. The four models of a grid run in alternating
+rounds (``paperkit.measure_interleaved``), so a load change hits them alike. Adapters act on the
+(2K-1)·K kept modes only, a cost :math:`O(B K^2 c\, d_b)` per layer independent of the grid, so
+their relative overhead should be modest and shrink as the grid grows. Also reported:
+trainable-parameter ratios.
 """
 
 from __future__ import annotations
 
 import copy
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +27,7 @@ from paperkit import (
     Claim,
     Measurement,
     Report,
-    measure,
+    measure_interleaved,
     plot_scaling,
     print_table,
     progress,
@@ -45,8 +45,8 @@ IMPLS: dict[str, tuple[str, dict[str, Any]] | None] = {
 }
 #: Grid sides and seconds per timing, per quick flag.
 RUNS: dict[bool, dict[str, Any]] = {
-    True: {"grids": [32, 64], "batch": 8, "min_time": 0.2, "cpu_repeats": 7},
-    False: {"grids": [32, 64, 128], "batch": 8, "min_time": 1.0, "cpu_repeats": 15},
+    True: {"grids": [32, 64], "batch": 8, "min_time": 0.2, "min_repeats": 7},
+    False: {"grids": [32, 64, 128], "batch": 8, "min_time": 1.0, "min_repeats": 15},
 }
 #: An inference overhead below this fraction counts as modest.
 MODEST = 0.5
@@ -64,23 +64,12 @@ def _models() -> dict[str, torch.nn.Module]:
     return out
 
 
-def cpu_seconds(fn: Callable[[], None], repeats: int) -> float:
-    """Median process CPU seconds per call of ``fn`` over ``repeats`` calls (after one warm-up)."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.process_time()
-        fn()
-        times.append(time.process_time() - t0)
-    return sorted(times)[len(times) // 2]
-
-
 def overheads(rows: list[Measurement]) -> list[dict[str, Any]]:
     """Per (impl, grid): CPU and wall time and peak memory relative to the backbone."""
     index = {(r.impl, r.size): r for r in rows}
 
     def cpu(r: Measurement) -> float:  # CPU seconds where measured, else the wall time
-        return r.params.get("cpu_s") or r.seconds
+        return r.cpu_seconds if r.device == "cpu" and r.cpu_seconds else r.seconds
 
     table = []
     for r in rows:
@@ -116,6 +105,7 @@ def bench(*, quick: bool = False, device: str = "cpu", out: Path | str = Path(".
     try:
         for grid in progress(cfg["grids"], "forward timings"):
             x = torch.randn(cfg["batch"], grid, grid, 4, device=device)
+            calls = {}
             for name, model in models.items():
                 model.to(device)
 
@@ -123,19 +113,20 @@ def bench(*, quick: bool = False, device: str = "cpu", out: Path | str = Path(".
                     with torch.no_grad():
                         model(x)
 
-                cpu = cpu_seconds(run, cfg["cpu_repeats"]) if device == "cpu" else None
-                rows.append(
-                    measure(
-                        name,
-                        grid,
-                        run,
-                        device=device,
-                        case="forward",
-                        min_time=cfg["min_time"],
-                        warmup=2,
-                        params={"batch": cfg["batch"], "trainable": params[name], "cpu_s": cpu},
-                    )
-                )
+                calls[name] = run
+            found = measure_interleaved(
+                calls,
+                grid,
+                device=device,
+                case="forward",
+                min_time=cfg["min_time"],
+                min_repeats=cfg["min_repeats"],
+                warmup=2,
+                params={"batch": cfg["batch"]},
+            )
+            for row in found:
+                row.params["trainable"] = params[row.impl]
+            rows += found
     finally:
         torch.set_num_threads(threads)
     table = overheads(rows)

@@ -11,7 +11,7 @@ from typing import Any
 
 from torch import nn
 
-from fadapter.adapters import AdapterAFNO2d, FAdapterAFNO2d, PatchAdapter
+from fadapter.adapters import AdapterAFNO2d, FAdapterAFNO2d, MLPAdapter, PatchAdapter
 from fadapter.layers import AFNO2d
 from fadapter.lora import LoRAAFNO2d, LoRALinear
 from paperkit import check_bool, check_choice, check_int, check_real, param_error
@@ -30,9 +30,17 @@ _OPTIONS = {
         "band_shape",
         "scale",
         "patch_adapter_dim",
+        "mlp_adapter_dim",
         "train_head",
     },
-    "adapter": {"adapter_dim", "positions", "scale", "patch_adapter_dim", "train_head"},
+    "adapter": {
+        "adapter_dim",
+        "positions",
+        "scale",
+        "patch_adapter_dim",
+        "mlp_adapter_dim",
+        "train_head",
+    },
     "lora": {"rank", "alpha", "linear_targets", "train_head"},
     "full": set(),
     "head": set(),
@@ -67,7 +75,9 @@ def apply_peft(model: nn.Module, method: str, **kw: Any) -> nn.Module:
     * ``"full"``: every parameter trainable. ``"head"``: only the submodule named ``head``.
 
     Adapters also take ``patch_adapter_dim`` (0: none; else a :class:`PatchAdapter` after the
-    submodule named ``embed``) and all PEFT methods ``train_head`` (also train ``head``).
+    submodule named ``embed``) and ``mlp_adapter_dim`` (0: none; else a :class:`MLPAdapter` of
+    that width beside every submodule named ``mlp``, as the official models place one beside
+    each block's channel MLP), and all PEFT methods ``train_head`` (also train ``head``).
     NaN policy: NaN or inf options are refused.
 
     >>> from fadapter import OperatorNet
@@ -111,20 +121,21 @@ def _add_adapters(model: nn.Module, method: str, kw: dict[str, Any]) -> None:
     patch_dim = check_int(
         "patch_adapter_dim", owner, kw.pop("patch_adapter_dim", 0), low=0, high=2**16
     )
-    if method == "fadapter":
-        # check once, on the first layer, so errors name apply_peft's options
-        first = next(m for m in model.modules() if type(m) is AFNO2d)
-        FAdapterAFNO2d.from_layer(first, **kw)
-        _replace(model, AFNO2d, lambda layer: FAdapterAFNO2d.from_layer(layer, **kw))
-    else:
-        first = next(m for m in model.modules() if type(m) is AFNO2d)
-        AdapterAFNO2d.from_layer(first, **kw)
-        _replace(model, AFNO2d, lambda layer: AdapterAFNO2d.from_layer(layer, **kw))
+    mlp_dim = check_int("mlp_adapter_dim", owner, kw.pop("mlp_adapter_dim", 0), low=0, high=2**16)
+    embed = getattr(model, "embed", None)
+    if patch_dim and not isinstance(embed, nn.Linear):
+        raise param_error("model", owner, "a model with a Linear named 'embed'", "none")
+    mlps = [m for m in model.modules() if isinstance(getattr(m, "mlp", None), nn.Sequential)]
+    if mlp_dim and not (mlps and all(len(m.mlp) and isinstance(m.mlp[0], nn.Linear) for m in mlps)):
+        raise param_error("model", owner, "'mlp' submodules that start with a Linear", "none")
+    kind = FAdapterAFNO2d if method == "fadapter" else AdapterAFNO2d
+    # check once, on the first layer, so errors name apply_peft's options
+    kind.from_layer(next(m for m in model.modules() if type(m) is AFNO2d), **kw)
+    _replace(model, AFNO2d, lambda layer: kind.from_layer(layer, **kw))
     if patch_dim:
-        embed = getattr(model, "embed", None)
-        if not isinstance(embed, nn.Linear):
-            raise param_error("model", owner, "a model with a Linear named 'embed'", "none")
         model.embed = PatchAdapter(embed, patch_dim)
+    for parent in mlps if mlp_dim else []:
+        parent.mlp = MLPAdapter(parent.mlp, mlp_dim)
 
 
 def _add_lora(model: nn.Module, kw: dict[str, Any]) -> None:

@@ -5,7 +5,7 @@ The public names are imported on first use (importing ``flyolf`` imports no torc
 
 >>> import torch
 >>> from flyolf import CircuitConfig, FlyCircuit, coding_level
->>> circuit = FlyCircuit(CircuitConfig(n_kc=500, w_pk=0.01, g_li=0.003))
+>>> circuit = FlyCircuit(CircuitConfig(n_kc=500, w_pk=0.0019, g_li=0.0014))
 >>> out = circuit(torch.full((2, 50), 30.0))
 >>> 0.0 <= coding_level(out.kc_counts) <= 1.0
 True

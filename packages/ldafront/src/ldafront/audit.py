@@ -13,6 +13,13 @@ is the mean of the small models, said in ``D0_mode_``); 3 DP-penalised models at
 lambda_k = sign(D) c_k Delta_0 / V_F (c_k = 0.25, 0.5, 0.75: by the law the penalty mu cuts the
 gap by about mu V), fit V by least squares on L_k - L_u = (Delta_u - Delta_k)^2 / (2V).
 
+Options (variants of the protocol, all off by default): ``repeats`` trains every small model on
+that many independent subsets and seeds and fits the law on the means; ``v_per_scale`` trains
+the penalised models at every scale and fits :math:`\log V(s) = a_V + b_V s^{-\beta_V}` (so
+V > 0); ``L0_floor`` keeps the asymptote a_L at or above a known lower bound on the Bayes risk
+(L_0(s) = L(eta_hat_s) = H(Y | X, A) + E[KL(eta || eta_hat_s)] >= H(Y | X, A) at every scale, so
+the limit a_L obeys the same bound).
+
 LDA test for a contested model at scale s_c with audited (L_c, Delta_c): the best gap reachable
 within the loss tolerance tau is
 
@@ -80,6 +87,12 @@ class ScalingLawLDA:
         holdout: fraction of the data held out to audit the small models when ``fit`` gets no
             ``eval_data``.
         n_boot: bootstrap resamples of the audit rows for the Delta_0 conditioning check.
+        repeats: independent training subsets and seeds per small model; the law is fitted on
+            the mean audited (L, Delta) of each configuration (default 1: the paper's 7 models).
+        v_per_scale: train the penalised models at every scale and fit V(s) as a power law of
+            log V (default False: V constant, from the largest small scale).
+        L0_floor: a lower bound on the asymptote a_L of L_0(s) (a known lower bound on the
+            Bayes risk; default None: unconstrained).
         random_state: seeds the subsampling, the initialisations and the bootstrap.
 
     NaN and inf are refused everywhere.
@@ -106,6 +119,9 @@ class ScalingLawLDA:
         weight_decay: float = 0.0,
         holdout: float = 0.3,
         n_boot: int = 200,
+        repeats: int = 1,
+        v_per_scale: bool = False,
+        L0_floor: float | None = None,
         random_state: int = 0,
     ) -> None:
         self.n_small_unconstrained = check_int(
@@ -124,6 +140,13 @@ class ScalingLawLDA:
             "holdout", _OWNER, holdout, low=0.0, high=1.0, low_open=True, high_open=True
         )
         self.n_boot = check_int("n_boot", _OWNER, n_boot, low=20, high=100_000)
+        self.repeats = check_int("repeats", _OWNER, repeats, low=1, high=100)
+        if not isinstance(v_per_scale, (bool, np.bool_)):
+            raise param_error(
+                "v_per_scale", _OWNER, "a bool", type(v_per_scale).__name__, cls=TypeError
+            )
+        self.v_per_scale = bool(v_per_scale)
+        self.L0_floor = None if L0_floor is None else check_real("L0_floor", _OWNER, L0_floor)
         self.random_state = check_int("random_state", _OWNER, random_state, low=0)
 
     # -- fitting -------------------------------------------------------------------------------
@@ -139,8 +162,10 @@ class ScalingLawLDA:
         eval_data: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> ScalingLawLDA:
         """Train the 4 + 3 small models on nested random subsets of (X (n, d), y (n,), A (n,))
-        of the given sizes, audit them on ``eval_data = (X_e, y_e, A_e)`` (default: a held-out
-        ``holdout`` fraction of the data) and fit the scaling law. Returns self.
+        of the given sizes (with ``repeats`` > 1, again on fresh random subsets and seeds; with
+        ``v_per_scale``, penalised models at every scale), audit them on ``eval_data = (X_e,
+        y_e, A_e)`` (default: a held-out ``holdout`` fraction of the data) and fit the scaling
+        law. Returns self.
 
         ``scales``: as many increasing training-set sizes as ``n_small_unconstrained`` (at
         least 3, positive, at most the training rows). ``model``: "logistic" or "mlp".
@@ -187,27 +212,35 @@ class ScalingLawLDA:
         self.models_ = []
         we = dp_weights(Ae)
         scores = []
-        for scale in s.astype(int):
-            f, seconds = self._train(X[:scale], y[:scale], A[:scale], 0.0, Xe, Ae)
-            self.small_.append(self._row(scale, 0.0, f, ye, we, "unconstrained", seconds))
-            scores.append(f)
-        u_scores = np.array(scores)  # (4, n_eval)
-        # the penalised models at s_4, with lambda chosen to cut the gap by ~25/50/75 %
-        last = self.small_[-1]
-        v_fisher = float(np.mean(we**2 * u_scores[-1] * (1 - u_scores[-1])))
         cuts = np.arange(1, self.n_small_penalized + 1) / (self.n_small_penalized + 1)
-        n4 = int(s[-1])
-        for cut in cuts:
-            lam = float(np.sign(last["signed_dp"]) * cut * last["dp"] / v_fisher)
-            f, seconds = self._train(X[:n4], y[:n4], A[:n4], lam, Xe, Ae)
-            self.small_.append(self._row(s[-1], lam, f, ye, we, "penalized", seconds))
-            scores.append(f)
+        pen_scales = s if self.v_per_scale else s[-1:]
+        for rep in range(self.repeats):
+            rows = np.arange(len(y)) if rep == 0 else rng.permutation(len(y))
+            seed = self.random_state + rep
+            for scale in s.astype(int):
+                sub = rows[:scale]
+                f, seconds = self._train(X[sub], y[sub], A[sub], 0.0, Xe, Ae, seed)
+                anchor = self._row(scale, 0.0, 0.0, rep, f, ye, we, "unconstrained", seconds)
+                self.small_.append(anchor)
+                scores.append(f)
+                if scale not in pen_scales:
+                    continue
+                # penalised models, with lambda chosen to cut the gap by ~25/50/75 %
+                for cut in cuts:
+                    lam = float(
+                        np.sign(anchor["signed_dp"]) * cut * anchor["dp"] / anchor["fisher"]
+                    )
+                    f, seconds = self._train(X[sub], y[sub], A[sub], lam, Xe, Ae, seed)
+                    self.small_.append(
+                        self._row(scale, lam, cut, rep, f, ye, we, "penalized", seconds)
+                    )
+                    scores.append(f)
         self.eval_scores_ = np.array(scores)  # (models, n_eval), in the order of small_
         self.train_seconds_ = float(sum(r["seconds"] for r in self.small_))
-        self._fit_law(u_scores, ye, we)
+        self._fit_law(ye, we)
         return self
 
-    def _train(self, X, y, A, lam, Xe, Ae) -> tuple[np.ndarray, float]:
+    def _train(self, X, y, A, lam, Xe, Ae, seed) -> tuple[np.ndarray, float]:
         fitted, stats = train_dp_penalized(
             X,
             y,
@@ -218,16 +251,18 @@ class ScalingLawLDA:
             epochs=self.epochs,
             lr=self.lr,
             weight_decay=self.weight_decay,
-            seed=self.random_state,
+            seed=seed,
         )
         self.models_.append(fitted)
         return fitted.predict_proba(Xe, Ae), stats["seconds"]
 
-    def _row(self, scale, lam, f, ye, we, kind, seconds) -> dict[str, Any]:
+    def _row(self, scale, lam, cut, rep, f, ye, we, kind, seconds) -> dict[str, Any]:
         signed = float(np.mean(we * f))
         return {
             "kind": kind,
             "scale": float(scale),
+            "repeat": rep,
+            "cut": float(cut),
             "lam": lam,
             "loss": float(np.mean(_loss(f, ye))),
             "dp": abs(signed),
@@ -236,15 +271,65 @@ class ScalingLawLDA:
             "seconds": seconds,
         }
 
-    def _fit_law(self, u_scores: np.ndarray, ye: np.ndarray, we: np.ndarray) -> None:
+    def _means(self, values: np.ndarray, scale: float, cut: float) -> float:
+        """Mean of ``values`` (aligned with ``small_``) over the repeats of one configuration."""
+        keep = [r["scale"] == scale and r["cut"] == cut for r in self.small_]
+        return float(np.mean(np.asarray(values)[keep]))
+
+    def _law_params(self, loss: np.ndarray, dp: np.ndarray) -> dict[str, Any]:
+        """The scaling law's parameters from the small models' audited losses and gaps
+        (arrays aligned with ``small_``): power laws of L_0 and Delta_0 on the per-scale means,
+        the mean Delta_0, V at each scale with penalised models (None where the fit failed)
+        and the largest scale's mean (L, Delta)."""
         s = self.scales_
-        unc = [r for r in self.small_ if r["kind"] == "unconstrained"]
-        pen = [r for r in self.small_ if r["kind"] == "penalized"]
-        self.L_params_ = fit_power_law(s, np.array([r["loss"] for r in unc]))
-        dps = np.array([r["dp"] for r in unc])
-        self.D_params_ = fit_power_law(s, dps)
-        # conditioning of Delta_0's fit: bootstrap the audit rows, refit (the grid profile), look
-        # at b_Delta
+        L_u = np.array([self._means(loss, x, 0.0) for x in s])
+        D_u = np.array([self._means(dp, x, 0.0) for x in s])
+        cuts = sorted({r["cut"] for r in self.small_} - {0.0})
+        v_at = []
+        for x in s if self.v_per_scale else s[-1:]:
+            anchor = {"loss": self._means(loss, x, 0.0), "dp": self._means(dp, x, 0.0)}
+            pen = [{"loss": self._means(loss, x, c), "dp": self._means(dp, x, c)} for c in cuts]
+            v_at.append(fit_v(anchor, pen))
+        return {
+            "L": fit_power_law(s, L_u, self.L0_floor),
+            "D": fit_power_law(s, D_u),
+            "D_mean": float(D_u.mean()),
+            "V_at": v_at,
+            "L_small": float(L_u[-1]),
+            "D_small": float(D_u[-1]),
+        }
+
+    def _evaluate(self, params: dict[str, Any], scale: float) -> tuple[float, float, float]:
+        """(L0, Delta0, V) at ``scale`` from ``_law_params`` output, with the fitted choices
+        (Delta_0's mode, V's model) of this audit."""
+        L0 = float(power_law(scale, *params["L"]))
+        if self.D0_mode_ == "power law":
+            D0 = float(power_law(scale, *params["D"]))
+        else:
+            D0 = params["D_mean"]
+        v_at = params["V_at"]
+        if None in v_at:  # the penalised models traced no convex frontier
+            V = self.V_fisher_
+        elif self.v_per_scale:
+            V = float(np.exp(power_law(scale, *fit_power_law(self.scales_, np.log(v_at)))))
+        else:
+            V = v_at[-1]
+        return L0, min(max(D0, 0.0), 1.0), V
+
+    def _fit_law(self, ye: np.ndarray, we: np.ndarray) -> None:
+        s = self.scales_
+        loss = np.array([r["loss"] for r in self.small_])
+        dp = np.array([r["dp"] for r in self.small_])
+        self.params_ = self._law_params(loss, dp)
+        self.L_params_ = self.params_["L"]
+        self.D_params_ = self.params_["D"]
+        # conditioning of Delta_0's fit: bootstrap the audit rows, refit (the grid profile) on
+        # the repeat-averaged scores, look at b_Delta
+        kinds = np.array([r["kind"] for r in self.small_])
+        scales = np.array([r["scale"] for r in self.small_])
+        u_scores = np.array(
+            [self.eval_scores_[(kinds == "unconstrained") & (scales == x)].mean(axis=0) for x in s]
+        )
         rng = np.random.default_rng([self.random_state, 7])
         n = len(ye)
         b_boot = []
@@ -259,12 +344,36 @@ class ScalingLawLDA:
         lo, hi = np.quantile(b_boot, [0.025, 0.975])
         self.D_b_interval_ = (float(lo), float(hi))
         self.D0_mode_ = "mean of small models" if lo <= 0.0 <= hi else "power law"
-        self.D0_mean_ = float(dps.mean())
-        self.V_fisher_ = unc[-1]["fisher"]
-        self.V_ = fit_v(unc[-1], pen)
-        self.V_mode_ = "penalized fit" if self.V_ is not None else "Fisher term (fit failed)"
-        if self.V_ is None:  # the penalised models traced no convex frontier
-            self.V_ = self.V_fisher_
+        self.D0_mean_ = self.params_["D_mean"]
+        fisher = np.array([r["fisher"] for r in self.small_])
+        self.V_fisher_ = self._means(fisher, s[-1], 0.0)
+        self.V_at_ = self.params_["V_at"]
+        if None in self.V_at_:
+            self.V_mode_ = "Fisher term (fit failed)"
+        else:
+            self.V_mode_ = "power law of log V per scale" if self.v_per_scale else "penalized fit"
+        self.V_ = self._evaluate(self.params_, s[-1])[2]
+
+    def law_from_audit(self, scale: float, loss: Any, dp: Any) -> dict[str, float]:
+        """The law at ``scale`` refitted on other audited losses and gaps of the same small
+        models (``(len(small_),)`` each, e.g. on a bootstrap resample of the audit rows), with
+        this fit's choices kept: dict ``L0``, ``D0``, ``V`` and ``L_small``, ``D_small`` (the
+        largest scale's mean unconstrained loss and gap, the "no scaling" anchor)."""
+        self._fitted("law_from_audit")
+        owner = "ScalingLawLDA.law_from_audit"
+        scale = check_real("scale", owner, scale, low=0.0, low_open=True)
+        shape = (len(self.small_),)
+        loss = check_array("loss", owner, loss, shape=shape).astype(float)
+        dp = check_array("dp", owner, dp, shape=shape).astype(float)
+        params = self._law_params(loss, dp)
+        L0, D0, V = self._evaluate(params, scale)
+        return {
+            "L0": L0,
+            "D0": D0,
+            "V": V,
+            "L_small": params["L_small"],
+            "D_small": params["D_small"],
+        }
 
     # -- prediction ----------------------------------------------------------------------------
 
@@ -276,18 +385,14 @@ class ScalingLawLDA:
             )
 
     def law_at(self, scale: float) -> tuple[float, float, float]:
-        """``(L0(s), Delta0(s), V)`` of the scaling law at scale ``s`` (> 0)."""
+        """``(L0(s), Delta0(s), V(s))`` of the scaling law at scale ``s`` (> 0); V(s) is the
+        constant V unless ``v_per_scale``."""
         self._fitted("law_at")
         scale = check_real("scale", "ScalingLawLDA.law_at", scale, low=0.0, low_open=True)
-        L0 = float(power_law(scale, *self.L_params_))
-        if self.D0_mode_ == "power law":
-            D0 = float(power_law(scale, *self.D_params_))
-        else:
-            D0 = self.D0_mean_
-        return L0, min(max(D0, 0.0), 1.0), self.V_
+        return self._evaluate(self.params_, scale)
 
     def predict_frontier(self, scale: float, deltas: Any) -> np.ndarray:
-        r"""PF(delta; s) = L0(s) + (Delta0(s) - delta)_+^2 / (2V) at each delta, ``(k,)``."""
+        r"""PF(delta; s) = L0(s) + (Delta0(s) - delta)_+^2 / (2V(s)) at each delta, ``(k,)``."""
         self._fitted("predict_frontier")
         owner = "ScalingLawLDA.predict_frontier"
         scale = check_real("scale", owner, scale, low=0.0, low_open=True)
@@ -298,8 +403,8 @@ class ScalingLawLDA:
         return L0 + np.clip(D0 - grid, 0.0, None) ** 2 / (2.0 * V)
 
     def small_frontier(self, deltas: Any) -> np.ndarray:
-        """The "no scaling" baseline: the law with the largest small model's own measured
-        (L_u, Delta_u) and V, used as-is at any scale, ``(k,)``."""
+        """The "no scaling" baseline: the law with the largest small scale's own measured
+        (L_u, Delta_u) and V (means over the repeats), used as-is at any scale, ``(k,)``."""
         self._fitted("small_frontier")
         grid = check_array("deltas", "ScalingLawLDA.small_frontier", deltas, ndim=1)
         grid = grid.astype(float)
@@ -307,8 +412,8 @@ class ScalingLawLDA:
             raise param_error(
                 "deltas", "ScalingLawLDA.small_frontier", "nonnegative", float(grid.min())
             )
-        anchor = [r for r in self.small_ if r["kind"] == "unconstrained"][-1]
-        return anchor["loss"] + np.clip(anchor["dp"] - grid, 0.0, None) ** 2 / (2.0 * self.V_)
+        L_u, D_u = self.params_["L_small"], self.params_["D_small"]
+        return L_u + np.clip(D_u - grid, 0.0, None) ** 2 / (2.0 * self.V_)
 
     def lda_test(
         self,
@@ -391,6 +496,9 @@ class ScalingLawLDA:
             "D0_mean": self.D0_mean_,
             "V": self.V_,
             "V_mode": self.V_mode_,
+            "V_per_scale": [None if v is None else float(v) for v in self.V_at_],
+            "repeats": self.repeats,
+            "L0_floor": self.L0_floor,
             "V_fisher": self.V_fisher_,
             "train_seconds": self.train_seconds_,
         }

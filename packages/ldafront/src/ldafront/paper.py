@@ -9,7 +9,7 @@ PAPER = Paper(
         "Discriminatory Alternatives"
     ),
     arxiv="2509.05627",
-    status="in progress",
+    status="done",
     reproduce="ldafront.reproduce:reproduce",
     bench="ldafront.bench:bench",
     gpu=False,

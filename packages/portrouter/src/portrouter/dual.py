@@ -10,9 +10,11 @@ the first L = ⌈εN⌉ queries, whose share of the budgets is ε B, and estimat
     γ* = argmin_{γ ∈ [0,1]^M} F(γ),   F(γ) = ε Σ_i γ_i B_i + Σ_{j≤L} max_i (α d̂_ij − γ_i ĝ_ij),
 
 α rescaling quality to the cost unit. With ``allow_skip`` the inner max also contains 0 (the
-β_j ≥ 0 of the exact dual: a query may be left unserved). F is convex and piecewise linear, so
-the default solver is the exact LP in (γ, β) by HiGHS; ``"lbfgsb"`` is the paper code's
-L-BFGS-B from γ0 = 1/M (a smooth-method on a kinked function: it may stop short of the minimum).
+β_j ≥ 0 of the exact dual: a query may be left unserved). F is convex and piecewise linear. The
+default solver is the paper code's L-BFGS-B from γ0 = 1/M (a smooth method on a kinked function:
+it may stop short of the minimum); ``"lp"`` solves the exact LP in (γ, β) by HiGHS. A lower F
+need not route better (the routing uses γ on queries the learning phase has not seen); the
+reproduction compares the two on the same learning-phase draws.
 
 NaN policy: NaN or inf in the estimates, the budgets or the prices is refused (``ValueError``);
 budgets must be finite (an infinite budget has no price to learn).
@@ -122,7 +124,7 @@ def solve_dual(
     budgets: np.ndarray,
     eps: float,
     alpha: float | str,
-    solver: str = "lp",
+    solver: str = "lbfgsb",
     allow_skip: bool = False,
 ) -> np.ndarray:
     """γ* ∈ [0, 1]^M minimising F (see the module docstring) for the (L, M) estimates, budgets

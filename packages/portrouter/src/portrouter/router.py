@@ -41,7 +41,9 @@ class PORTRouter:
 
     ``alpha`` = 1e-4 is the paper's setting for RouterBench-scale costs (~1e-4 $ per query);
     ``"auto"`` sets median(ĝ)/median(d̂) from the learning phase, which puts quality and cost on
-    one scale but can push prices to the box bound γ = 1 when budgets are tight.
+    one scale but can push prices to the box bound γ = 1 when budgets are tight. ``solver``:
+    the paper code's ``"lbfgsb"`` (default) or the exact ``"lp"``
+    (:func:`portrouter.dual.solve_dual`).
 
     Attributes after the learning phase: ``gamma`` (M,), ``alpha_`` (the α used),
     ``n_optimisations`` (1: the dual is solved once).
@@ -56,7 +58,7 @@ class PORTRouter:
         n_queries: int,
         eps: float = 0.025,
         alpha: float | str = 1e-4,
-        solver: str = "lp",
+        solver: str = "lbfgsb",
         allow_skip: bool = False,
         seed: int = 0,
     ) -> None:

@@ -8,9 +8,10 @@ Part A (exact integers), one :class:`paperkit.Measurement` per timing (``paperki
    20 inputs): up to :math:`k` extraction steps per position, :math:`O(k)`, slope near 1;
 3. ``query`` against :math:`nN` at :math:`k = \lceil\sqrt{nN}\rceil`: slope near 1/2.
 
-Every row also carries the median CPU seconds of the process (``params["cpu_s"]``,
-``time.process_time``). The complexity claims are judged on those CPU-time slopes, because wall
-time grows with whatever else shares the cores; the wall-time slopes are reported next to them.
+Every row also carries the median CPU seconds of the process over the same calls
+(``Measurement.cpu_seconds``). The complexity claims are judged on those CPU-time slopes, because
+wall time grows with whatever else shares the cores; the wall-time slopes are reported next to
+them.
 
 Part B: one Adam step of :func:`promptmem.tune_prompt` (the whole data set as one batch) against
 n (N = 1, m = 4) and against m (n = 32), and the cost of one search evaluation (500 steps).
@@ -20,8 +21,6 @@ from __future__ import annotations
 
 import functools
 import random
-import statistics
-import time
 from pathlib import Path
 from typing import Any
 
@@ -69,31 +68,11 @@ QUERIES = 20
 SEARCH_STEPS = 500
 
 
-def _cpu_seconds(fn: Any, repeats: int = 5) -> float:
-    """Median CPU seconds of this process per call (``time.process_time``, after one warm-up):
-    unlike wall time, it does not grow when other jobs share the cores."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        t0 = time.process_time()
-        fn()
-        times.append(time.process_time() - t0)
-    return statistics.median(times)
-
-
 def _timed(
     impl: str, size: int, fn: Any, device: str, case: str, timer: dict, **params: Any
 ) -> Any:
-    """paperkit.measure's row (wall time, IQR, peak bytes), with the CPU seconds in params."""
-    return measure(
-        impl,
-        size,
-        fn,
-        device=device,
-        case=case,
-        params={**params, "cpu_s": _cpu_seconds(fn)},
-        **timer,
-    )
+    """paperkit.measure's row: wall time, IQR, CPU seconds, peak bytes."""
+    return measure(impl, size, fn, device=device, case=case, params=params, **timer)
 
 
 def _queries(interp: PromptInterpreter, prompt: Any, X: torch.Tensor, rows: list[int]) -> None:
@@ -151,7 +130,7 @@ def bench(*, quick: bool, device: str, out: Path) -> Report:
             "size": r.size,
             "wall ms": r.seconds * 1e3,
             "wall iqr ms": r.spread * 1e3,
-            "cpu ms": r.params["cpu_s"] * 1e3,
+            "cpu ms": r.cpu_seconds * 1e3,
             "peak MiB": (r.peak_bytes or 0) / 2**20,
         }
         for r in rows
@@ -194,7 +173,7 @@ def _slopes(rows: list[Any], case: str) -> dict[str, Any]:
     return {
         "case": case,
         "wall slope": scaling(rows, case=case)[CASES[case]]["slope"],
-        "cpu slope": loglog_slope(sizes, [max(r.params["cpu_s"], 1e-7) for r in mine]),
+        "cpu slope": loglog_slope(sizes, [max(r.cpu_seconds, 1e-7) for r in mine]),
         "worst wall iqr/median": max(r.spread / r.seconds for r in mine),
     }
 
@@ -242,9 +221,9 @@ def _bench_claims(fits: dict[str, dict[str, Any]], step: Any, cfg: dict[str, Any
         Claim(
             "Part B cost: one search evaluation = steps x one batched tuning step",
             "not stated",
-            f"one Adam step at n = 32, m = {step.size}: {step.params['cpu_s'] * 1e3:.1f} ms CPU "
+            f"one Adam step at n = 32, m = {step.size}: {step.cpu_seconds * 1e3:.1f} ms CPU "
             f"({step.seconds * 1e3:.1f} ms wall), so {SEARCH_STEPS} steps ~ "
-            f"{step.params['cpu_s'] * SEARCH_STEPS:.1f} s CPU; CPU slopes vs n "
+            f"{step.cpu_seconds * SEARCH_STEPS:.1f} s CPU; CPU slopes vs n "
             f"{fits['tune vs n']['cpu slope']:.2f}, vs m {fits['tune vs m']['cpu slope']:.2f}",
             "not testable here",
             "the paper gives no cost; reported for planning the reproduction",

@@ -1,0 +1,10 @@
+"""The seed and learning-rate check of the MQAR result runs every configured model."""
+
+from zeros.robustness import RUNS, robustness
+
+
+def test_robustness_runs_every_configuration(monkeypatch):
+    monkeypatch.setenv("PAPERKIT_NO_PROGRESS", "1")
+    rows = robustness(steps=1)
+    assert [(r["model"], r["seed"], r["lr"]) for r in rows] == list(RUNS)
+    assert all(0.0 <= r["accuracy"] <= 1.0 and r["steps"] == 1 for r in rows)
