@@ -38,19 +38,6 @@ __all__ = [
 
 #: The hedged CI with the randomized threshold: an extra column, not the paper's baseline.
 HEDGED_RANDOMISED = "hedged (randomised)"
-#: Methods with a finite-sample guarantee (t_test is a reference without one).
-GUARANTEED = (
-    "star",
-    "bets",
-    "star_hoeffding",
-    "hedged",
-    HEDGED_RANDOMISED,
-    "hoeffding",
-    "maurer_pontil",
-    "clopper_pearson",
-)
-#: The baselines STaR-Bets is compared with in the summary (the paper's competitors).
-BASELINES = ("hedged", "hoeffding", "maurer_pontil", "clopper_pearson")
 _ORDER = (
     "star",
     "bets",
@@ -60,6 +47,10 @@ _ORDER = (
     "hoeffding",
     "maurer_pontil",
 )
+#: Methods with a finite-sample guarantee (t_test is a reference without one).
+GUARANTEED = (*_ORDER, "clopper_pearson")
+#: The baselines STaR-Bets is compared with in the summary (the paper's competitors).
+BASELINES = ("hedged", "hoeffding", "maurer_pontil", "clopper_pearson")
 #: Columns whose threshold is randomized; every other column is deterministic.
 RANDOMISED = ("star", "bets", "star_hoeffding", HEDGED_RANDOMISED)
 
