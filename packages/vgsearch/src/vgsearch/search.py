@@ -318,22 +318,12 @@ def _check(owner: str, problem, generator, verifier, cfg, rng) -> np.random.Gene
             type(problem).__name__,
             cls=TypeError,
         )
-    if not callable(getattr(generator, "step", None)):
-        raise param_error(
-            "generator",
-            owner,
-            "a Generator (with a step method)",
-            type(generator).__name__,
-            cls=TypeError,
-        )
-    if not callable(getattr(verifier, "score", None)):
-        raise param_error(
-            "verifier",
-            owner,
-            "a Verifier (with a score method)",
-            type(verifier).__name__,
-            cls=TypeError,
-        )
+    for name, value, method, expected in (
+        ("generator", generator, "step", "a Generator (with a step method)"),
+        ("verifier", verifier, "score", "a Verifier (with a score method)"),
+    ):
+        if not callable(getattr(value, method, None)):
+            raise param_error(name, owner, expected, type(value).__name__, cls=TypeError)
     if not isinstance(cfg, SearchConfig):
         raise param_error("cfg", owner, "a SearchConfig", type(cfg).__name__, cls=TypeError)
     if isinstance(rng, np.random.Generator):
