@@ -55,3 +55,11 @@ def test_training_learns_the_orientation_task():
 )
 def test_train_tiny_swin_refuses_bad_arguments(kwargs, param):
     assert_param_error(lambda: train_tiny_swin(**kwargs), param=param)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "param"),
+    [({"n": 0}, "n"), ({"window": 2}, "window"), ({"noise": float("nan")}, "noise")],
+)
+def test_oriented_bars_refuses_bad_arguments(kwargs, param):
+    assert_param_error(lambda: oriented_bars(**{"n": 4, **kwargs}), param=param)

@@ -7,8 +7,8 @@ FlashBias can replace it by truncated-SVD factors (:func:`flashbias.decompose.sv
 model here has no absolute position embedding: the bias is the only position signal, so the task
 (the orientation of a bar in an 8 x 8 image) can only be solved through what the CPB learns.
 
-NaN policy: the data generator and the model take no user data with NaN; ``train_tiny_swin``
-checks its integer and real arguments.
+NaN policy: the data generator and the model take no user data with NaN; ``oriented_bars`` and
+``train_tiny_swin`` check their integer and real arguments (a NaN noise is refused).
 """
 
 from __future__ import annotations
@@ -39,6 +39,11 @@ def oriented_bars(
     >>> x.shape, y.shape
     (torch.Size([10, 36, 1]), torch.Size([10]))
     """
+    owner = "oriented_bars"
+    n = check_int("n", owner, n, low=1)
+    window = check_int("window", owner, window, low=3)
+    noise = check_real("noise", owner, noise, low=0)
+    seed = check_int("seed", owner, seed, low=0)
     g = torch.Generator().manual_seed(seed)
     x = noise * torch.randn(n, window, window, generator=g)
     y = torch.randint(0, len(ORIENTATIONS), (n,), generator=g)

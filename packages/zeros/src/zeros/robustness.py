@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from paperkit import print_table
+from paperkit import check_int, print_table
 from zeros.reproduce import MQAR_TASK, Setting, train_mqar
 
 __all__ = ["robustness"]
@@ -32,6 +32,7 @@ _ATTN = {"ZeroS": "zeros", "softmax": "softmax"}
 
 def robustness(steps: int = 1500) -> list[dict[str, Any]]:
     """One row per run of :data:`RUNS`: model, seed, learning rate, recall accuracy."""
+    steps = check_int("steps", "robustness", steps, low=1)
     rows = []
     for model, seed, lr in RUNS:
         task = {**MQAR_TASK, "lr": lr}
