@@ -103,3 +103,18 @@ def test_rma_objective_errors(random_probs):
 
 def test_seeded_determinism():
     check_seeded_determinism(lambda: rma_predict(torch.softmax(torch.randn(2, 3, 9, 9), 1)))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_compiled_pass_matches_the_torch_pass(dtype):
+    """The linear solver's compiled CPU pass counts and sums the same pixels as torch does."""
+    from rmaseg.rma import _pass_compiled, _pass_torch
+
+    gen = torch.Generator().manual_seed(3)
+    flat = (torch.rand(5, 10_001, generator=gen) ** 3).to(dtype)
+    thr = torch.tensor([0.0, 0.01, 0.2, 0.5, 1.0], dtype=dtype)
+    count_c, sum_c = _pass_compiled(flat, thr)
+    count_t, sum_t = _pass_torch(flat, thr)
+    assert torch.equal(count_c, count_t)
+    assert torch.allclose(sum_c, sum_t, rtol=1e-12, atol=0)
+    assert sum_c.dtype == torch.float64

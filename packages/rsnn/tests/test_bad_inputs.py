@@ -122,8 +122,10 @@ SUITE = BadInputs(
             serialization="euler",
             level="graph",
             max_anon=16,
+            window=2,
             call={"batch": BATCH, "num_searches": 2},
             bad={
+                "window": [-1, HUGE],
                 "in_dim": [-1, HUGE],
                 "hidden": [0, HUGE],
                 "out_dim": [0],

@@ -1,4 +1,5 @@
 import networkx as nx
+import pytest
 import torch
 from torch_geometric.data import Data
 
@@ -119,3 +120,31 @@ def test_shapes_without_features():
     s = random_dfs(d.edge_index, 10, 3, gen(4))
     seq = serialize(d, s, "euler")
     assert seq.tokens.shape == (3, 19, 3) and seq.node_ids.shape == (3, 19)
+
+
+def test_window_features_show_non_tree_edges_of_a_search():
+    """On a 4-cycle every Euler tour leaves the closing edge out of the tree; the adjacency
+    feature of the window marks it (CRaWl's structural features, Tönshoff et al., 2023)."""
+    from rsnn.tokens import window_features
+
+    square = torch.tensor([[0, 1, 1, 2, 2, 3, 3, 0], [1, 0, 2, 1, 3, 2, 0, 3]])
+    tour = torch.tensor([[0, 1, 2, 3, 2, 1, 0, -1]])  # DFS 0-1-2-3, back to the root, padding
+    f = window_features(tour, square, 3)
+    same, adj = f[0, :, :3], f[0, :, 3:]
+    assert adj[3, 2] == 1  # token 3 (node 3) is adjacent to token 0 (node 0): the non-tree edge
+    assert same[4, 1] == 1 and same[6, 2] == 0  # node 2 again two steps later; 0 vs 2: no
+    assert f[0, 0].sum() == 0 and f[0, -1].sum() == 0  # nothing before the start, nothing at pad
+    with pytest.raises(ValueError, match="window"):
+        window_features(tour, square, -1)
+
+
+def test_window_changes_the_token_width_only():
+    """window = s adds 2s inputs to the token projection; the forward pass still runs."""
+    from rsnn import RSNN, make_csl
+
+    g = make_csl(num_per_class=1)[0]
+    plain, wide = (
+        RSNN(g.x.size(1), hidden=8, out_dim=3, seq_model="cnn", window=w) for w in (0, 4)
+    )
+    assert wide.token_proj.in_features == plain.token_proj.in_features + 8
+    assert wide(g, 2).shape == (1, 3)

@@ -31,7 +31,7 @@ from dartquant.recipe import METHODS, collect_activations, pipeline
 from dartquant.training import random_windows, train_tiny_llama
 from paperkit import Claim, Report, figure, print_table, progress, save_figure
 
-__all__ = ["reproduce", "time_to_target"]
+__all__ = ["build_setting", "reproduce", "time_to_target"]
 
 #: Methods run once: "none" is deterministic, SpinQuant-lite is the expensive one.
 SINGLE_SEED = ("none", "spinquant_lite")
@@ -221,6 +221,22 @@ def _claims(by: dict[str, dict[str, Any]], sweep: list[dict[str, Any]], e2e_step
     return claims
 
 
+def build_setting(
+    seed: int, train_steps: int, n_chars: int, val_chars: int
+) -> tuple[torch.nn.Module, list[float], torch.Tensor, torch.Tensor]:
+    """The reproduction's model, training losses, calibration windows and validation ids.
+
+    A TinyLlama trained ``train_steps`` steps on synthetic text, with channel outliers injected;
+    32 calibration windows of 64 tokens from the training text; ``val_chars`` held-out ids.
+    """
+    train_ids, val_ids = token_splits(n_chars, seed=seed)
+    model, losses = train_tiny_llama(train_ids, steps=train_steps, seed=seed)
+    inject_channel_outliers(model, 30.0, 2, seed=seed)
+    gen = torch.Generator().manual_seed(seed + 1)
+    calib = random_windows(train_ids, 32, 64, gen)
+    return model, losses, calib, val_ids[:val_chars]
+
+
 def reproduce(
     *,
     quick: bool = False,
@@ -244,12 +260,7 @@ def reproduce(
     e2e_steps = e2e_steps or (50 if quick else 200)
     sweep_dims = sweep_dims or ([64, 128, 256] if quick else [64, 128, 256, 512])
     val_chars = 16_000 if quick else 40_000
-    train_ids, val_ids = token_splits(n_chars, seed=seed)
-    model, losses = train_tiny_llama(train_ids, steps=train_steps, seed=seed)
-    inject_channel_outliers(model, 30.0, 2, seed=seed)
-    gen = torch.Generator().manual_seed(seed + 1)
-    calib = random_windows(train_ids, 32, 64, gen)
-    val = val_ids[:val_chars]
+    model, losses, calib, val = build_setting(seed, train_steps, n_chars, val_chars)
     X1, X2 = collect_activations(model, calib)
     ratio = lambda x: float((x.abs().amax(-1) / x.pow(2).mean(-1).sqrt()).mean())  # noqa: E731
     down_in = []

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 import torch
 
@@ -98,6 +99,42 @@ def _floor_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.where(y.to(x.dtype) > x, torch.nextafter(y, torch.full_like(y, -1.0)), y)
 
 
+@numba.njit(cache=True, fastmath=True, nogil=True)
+def _count_sum_rows(x: np.ndarray, thr: np.ndarray, count: np.ndarray, total: np.ndarray) -> None:
+    """Per row r: ``count[r] = #{j : x[r, j] > thr[r]}``, ``total[r]`` = their sum in float64.
+
+    One read of the map; fastmath lets the compiler vectorise the branch and reorder the sum
+    (the inputs are finite probabilities, so only the summation order changes).
+    """
+    for r in range(x.shape[0]):
+        t = thr[r]
+        row = x[r]
+        c = 0
+        s = 0.0
+        for j in range(row.size):
+            v = row[j]
+            if v > t:
+                c += 1
+                s += np.float64(v)
+        count[r] = c
+        total[r] = s
+
+
+def _pass_compiled(flat: torch.Tensor, thr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(count, float64 sum) of ``flat > thr`` per row: one compiled pass (CPU float32/64)."""
+    x = flat.numpy()
+    count = np.empty(x.shape[0], np.int64)
+    total = np.empty(x.shape[0], np.float64)
+    _count_sum_rows(x, thr.numpy().astype(x.dtype), count, total)
+    return torch.from_numpy(count), torch.from_numpy(total)
+
+
+def _pass_torch(flat: torch.Tensor, thr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same with torch operations (any device and floating dtype)."""
+    masks = flat > thr.unsqueeze(-1)
+    return masks.sum(dim=-1), torch.where(masks, flat, 0).sum(dim=-1, dtype=torch.float64)
+
+
 def dinkelbach_masks(probs: torch.Tensor, metric: str) -> tuple[torch.Tensor, torch.Tensor, int]:
     r"""Threshold masks by Dinkelbach's method (``smooth = 0``), O(d) per iteration.
 
@@ -108,18 +145,33 @@ def dinkelbach_masks(probs: torch.Tensor, metric: str) -> tuple[torch.Tensor, to
     the strict inequality gives the smallest optimal set, which is the sort solver's answer.
     Returns (masks (B, C, D), tau (B, C), iterations); if a row still moves after
     :data:`MAX_DINKELBACH_ITERATIONS` iterations, the batch is solved by :func:`sort_masks`.
+
+    Each iteration is one read of the map giving :math:`|I_k|` and :math:`\sum_{I_k} p` (in
+    float64): a compiled loop for CPU float32/float64 maps, torch operations otherwise. The
+    first set :math:`I_0 = \{p > 0\}` has mass :math:`P`, so :math:`P` costs no extra pass; one
+    more comparison writes the masks.
     """
-    P = probs.sum(dim=-1, dtype=torch.float64)
-    lam = torch.zeros_like(P)
-    count = torch.full(P.shape, -1, dtype=torch.int64, device=probs.device)
+    shape = probs.shape
+    flat = probs.reshape(-1, shape[-1])
+    compiled = flat.device.type == "cpu" and flat.dtype in (torch.float32, torch.float64)
+    if compiled:
+        flat = flat.contiguous()
+    threshold_pass = _pass_compiled if compiled else _pass_torch
+    lam = torch.zeros(flat.shape[0], dtype=torch.float64, device=flat.device)
+    count = torch.full(lam.shape, -1, dtype=torch.int64, device=flat.device)
+    P = lam
     iterations = 0
     for iterations in range(1, MAX_DINKELBACH_ITERATIONS + 1):
-        thr = _floor_to(lam / 2 if metric == "dice" else lam / (1 + lam), probs.dtype)
-        masks = probs > thr.unsqueeze(-1)
-        new_count = masks.sum(dim=-1)
+        thr = _floor_to(lam / 2 if metric == "dice" else lam / (1 + lam), flat.dtype)
+        new_count, S = threshold_pass(flat, thr)
+        if iterations == 1:
+            P = S  # the mass of {p > 0} is the mass of the map
         if torch.equal(new_count, count):
-            return masks, new_count, iterations
-        S = torch.where(masks, probs, 0).sum(dim=-1, dtype=torch.float64)
+            if compiled:
+                masks = torch.from_numpy(flat.numpy() > thr.numpy()[:, None])
+            else:
+                masks = flat > thr.unsqueeze(-1)
+            return masks.reshape(shape), new_count.reshape(shape[:-1]), iterations
         lam = rma_value(S, new_count.to(torch.float64), P, metric)
         count = new_count
     masks_sorted, tau = sort_masks(probs, metric)

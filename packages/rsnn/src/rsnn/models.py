@@ -38,7 +38,7 @@ from paperkit import (
 )
 from rsnn.graph import check_graph_data, check_node_ids, to_csr
 from rsnn.sampling import sample_searches, walk_kernel
-from rsnn.tokens import SeqBatch, _anonymize, encode, shifted, walk_flags
+from rsnn.tokens import SeqBatch, _anonymize, encode, shifted, walk_flags, window_features
 
 __all__ = ["RSNN", "RWNN", "SequenceEncoder", "pool_nodes"]
 
@@ -211,6 +211,7 @@ class _TraversalNet(nn.Module):
         num_sequences: int,
         level: str,
         max_anon: int,
+        window: int = 0,
     ):
         super().__init__()
         owner = self.owner
@@ -220,6 +221,7 @@ class _TraversalNet(nn.Module):
         out_dim = check_int("out_dim", owner, out_dim, low=1)
         num_sequences = check_int(self.count, owner, num_sequences, low=1)
         max_anon = check_int("max_anon", owner, max_anon, low=1)
+        window = check_int("window", owner, window, low=0)
         check_choice("seq_model", owner, seq_model, SEQ_MODELS)
         check_choice("level", owner, level, LEVELS)
         if seq_model == "gru" and hidden % 2:
@@ -228,11 +230,12 @@ class _TraversalNet(nn.Module):
         for name, size in (("in_dim", in_dim), ("edge_dim", edge_dim), ("out_dim", out_dim)):
             check_memory(name, owner, size, 16 * size * hidden)
         check_memory("max_anon", owner, max_anon, 2 * 16 * (max_anon + 1) * hidden)
-        one_token = activation_bytes(seq_model, hidden, 1, 1, in_dim + edge_dim + 3)
+        check_memory("window", owner, window, 16 * 2 * window * hidden)
+        one_token = activation_bytes(seq_model, hidden, 1, 1, in_dim + edge_dim + 3 + 2 * window)
         check_memory(self.count, owner, num_sequences, num_sequences * one_token)
         self.in_dim, self.edge_dim, self.level, self.max_anon = in_dim, edge_dim, level, max_anon
-        self.seq_model = seq_model
-        self.token_proj = nn.Linear(in_dim + edge_dim + 3, hidden)
+        self.seq_model, self.window = seq_model, window
+        self.token_proj = nn.Linear(in_dim + edge_dim + 3 + 2 * window, hidden)
         self.anon_emb = nn.Embedding(max_anon + 1, hidden)
         self.anon_prev_emb = nn.Embedding(max_anon + 1, hidden)
         self.encoder = SequenceEncoder(seq_model, hidden)
@@ -269,7 +272,7 @@ class _TraversalNet(nn.Module):
                 "(build the model with a larger max_anon)",
                 Described(f"sequences of up to {self._distinct(sizes)} distinct nodes"),
             )
-        features = self.in_dim + self.edge_dim + 3
+        features = self.in_dim + self.edge_dim + 3 + 2 * self.window
         need = activation_bytes(
             self.seq_model, self.encoder.hidden, m * len(sizes), self._length(sizes), features
         )
@@ -293,8 +296,12 @@ class _TraversalNet(nn.Module):
         seq = self._sequences(batch, ei, ptr, m)
         self.last_num_tokens = int((~seq.pad_mask).sum())
         device = self.token_proj.weight.device
+        tokens = seq.tokens
+        if self.window:
+            structure = window_features(seq.node_ids, batch.edge_index.cpu(), self.window)
+            tokens = torch.cat([tokens, structure], dim=-1)
         z = (
-            self.token_proj(seq.tokens.to(device))
+            self.token_proj(tokens.to(device))
             + self.anon_emb(seq.anon.to(device))
             + self.anon_prev_emb(seq.anon_prev.to(device))
         )
@@ -342,6 +349,9 @@ class RSNN(_TraversalNet):
         level: ``"graph"`` → (B, out_dim), ``"node"`` → (N, out_dim).
         max_anon: size of the anonymised-id tables; a batch with a graph of more nodes is
             refused.
+        window: s ≥ 0; when positive, each token also carries CRaWl's identity and adjacency
+            indicators with the s tokens before it (:func:`rsnn.tokens.window_features`), which
+            show non-tree edges between nearby tokens. Default 0: the tree-only format.
 
     Every size must fit in memory (weights, and at each call the activations of
     ``num_searches`` sequences per graph); NaN or inf in the batch's ``x`` or ``edge_attr`` is
@@ -362,10 +372,11 @@ class RSNN(_TraversalNet):
         serialization: str = "euler",
         level: str = "graph",
         max_anon: int = 512,
+        window: int = 0,
     ):
         check_choice("serialization", self.owner, serialization, ("euler", "preorder"))
         super().__init__(
-            in_dim, edge_dim, hidden, out_dim, seq_model, num_searches, level, max_anon
+            in_dim, edge_dim, hidden, out_dim, seq_model, num_searches, level, max_anon, window
         )
         self.serialization = serialization
 
@@ -411,9 +422,9 @@ class RWNN(_TraversalNet):
     ``walk_length`` steps per graph (default: |V| of each graph) instead of searches, and the same
     token format (anonymised ids, edge features, first-visit/revisit/start flags).
 
-    ``non_backtracking=True`` uses non-backtracking walks. A batch is refused when a walk could
-    visit more than ``max_anon`` distinct nodes (min(|V|, walk_length + 1)). Memory and NaN
-    policy as :class:`RSNN`.
+    ``non_backtracking=True`` uses non-backtracking walks; ``window`` as :class:`RSNN`. A batch
+    is refused when a walk could visit more than ``max_anon`` distinct nodes (min(|V|,
+    walk_length + 1)). Memory and NaN policy as :class:`RSNN`.
     """
 
     owner = "RWNN"
@@ -431,12 +442,15 @@ class RWNN(_TraversalNet):
         level: str = "graph",
         max_anon: int = 512,
         non_backtracking: bool = False,
+        window: int = 0,
     ):
         if walk_length is not None:
             walk_length = check_int("walk_length", self.owner, walk_length, low=1)
             check_memory("walk_length", self.owner, walk_length, 40 * (walk_length + 1))
         self.non_backtracking = check_bool("non_backtracking", self.owner, non_backtracking)
-        super().__init__(in_dim, edge_dim, hidden, out_dim, seq_model, num_walks, level, max_anon)
+        super().__init__(
+            in_dim, edge_dim, hidden, out_dim, seq_model, num_walks, level, max_anon, window
+        )
         self.walk_length = walk_length
 
     @property

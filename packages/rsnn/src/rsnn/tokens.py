@@ -25,11 +25,18 @@ from typing import Literal
 import torch
 from torch_geometric.data import Data
 
-from paperkit import Described, check_choice, check_tensor, param_error
+from paperkit import (
+    Described,
+    check_choice,
+    check_int,
+    check_memory,
+    check_tensor,
+    param_error,
+)
 from rsnn.graph import check_graph_data, check_node_ids
 from rsnn.sampling import BACKTRACK, RESTART, SearchBatch, check_search_batch
 
-__all__ = ["SeqBatch", "anonymize", "encode", "serialize"]
+__all__ = ["SeqBatch", "anonymize", "encode", "serialize", "window_features"]
 
 MODES = ("euler", "preorder", "walk")
 
@@ -139,6 +146,41 @@ def encode(
         pad_mask=pad,
         anon=_anonymize(nodes),
         anon_prev=torch.where(pad, torch.zeros_like(anon_prev), anon_prev),
+    )
+
+
+def window_features(node_ids: torch.Tensor, edge_index: torch.Tensor, window: int) -> torch.Tensor:
+    """CRaWl's structural features of each token over the ``window`` tokens before it.
+
+    For token t and j = 1..s (s = ``window``): ``same[t, j] = [w_t = w_{t-j}]`` and
+    ``adj[t, j] = [(w_{t-j}, w_t) ∈ E]``, both 0 where t − j is before the sequence start or at
+    padding. Returns an (S, L, 2s) float tensor [same_1..same_s, adj_1..adj_s].
+
+    With these, an Euler tour also shows the non-tree edges between nodes at most s tokens apart
+    (the tree-only token format does not), and a walk shows its short cycles explicitly: the
+    features CRaWl (Tönshoff et al., 2023) gives its 1-D CNN. ``node_ids`` are (S, L) with -1 at
+    padding; integer input, so no NaN policy is needed.
+
+    >>> ei = torch.tensor([[0, 1, 1, 2, 2, 0], [1, 0, 2, 1, 0, 2]])  # a triangle
+    >>> window_features(torch.tensor([[0, 1, 2, 0]]), ei, 2)[0, 3].tolist()  # back at 0
+    [0.0, 0.0, 1.0, 1.0]
+    """
+    owner = "window_features"
+    check_tensor("node_ids", owner, node_ids, ndim=2, dtype="int")
+    check_tensor("edge_index", owner, edge_index, shape=(2, None), dtype="int")
+    window = check_int("window", owner, window, low=0)
+    S, L = node_ids.shape
+    check_memory("window", owner, window, 3 * 8 * S * L * max(window, 1))
+    node_ids, edge_index = node_ids.long(), edge_index.long()
+    same, adj = [], []
+    for j in range(1, window + 1):
+        before = torch.cat([torch.full_like(node_ids[:, :j], -1), node_ids[:, :-j]], dim=1)[:, :L]
+        valid = (before >= 0) & (node_ids >= 0)
+        same.append(valid & (before == node_ids))
+        col = _edge_positions(edge_index, before.reshape(-1), node_ids.reshape(-1))
+        adj.append(valid & (col.reshape(S, L) >= 0))
+    return (
+        torch.stack(same + adj, dim=-1).float() if window else node_ids.new_zeros(S, L, 0).float()
     )
 
 

@@ -1,16 +1,29 @@
-r"""The ``chunk`` path: blocks of C positions, :math:`O(TCd + Td^2)` time, :math:`O(d^2)` state.
+r"""The ``chunk`` path: blocks of C positions, :math:`O(TCd + Td^2)` time, all blocks at once.
 
-Inside a block the weights are explicit (a C x C matrix); across blocks the three :math:`d\times e`
-states are carried. :math:`F` and :math:`E` are kept scaled by :math:`e^{-m}` with :math:`m` the
-running maximum of the logits seen so far; when a block raises it, the carried :math:`F, E` are
-rescaled by :math:`e^{m_{old}-m_{new}}` (as flash attention does), and inside a block each row uses
-its own running maximum, so :math:`E_t\ge1` and no floor is needed at any logit range.
-Non-causal attention needs one set of states over the whole sequence.
+Write :math:`m_t=\max_{u\le t}s_u` (the running maximum, a ``cummax``), :math:`M_b` its value
+at the end of block :math:`b`, and for a row :math:`t` of block :math:`b` the three sums of the
+decomposition :math:`r_{tu}=\alpha_t e^{s_u-m_t}+\beta_t s_u+\gamma_t` over :math:`u\le t`:
+
+* inside the block, one explicit :math:`C\times C` weight
+  :math:`w_{tu}=(\alpha_t e^{s_u-m_t}+\beta_t s_u+\gamma_t)\,q_t\cdot k_u` for :math:`u\le t`;
+* from the earlier blocks, :math:`q'_t S_b` with :math:`q'_t=[\alpha_t c_t q_t,\beta_t q_t,
+  \gamma_t q_t]`, :math:`c_t=e^{M_{b-1}-m_t}` and :math:`S_b=[F_b; G_b; H_b]`, where
+  :math:`L_c=\sum_{u\in c}[e^{s_u-M_c}k_u;\, s_uk_u;\, k_u]\,v_u^\top` are the blocks' own
+  sums, :math:`F_b=\sum_{c<b}e^{M_c-M_{b-1}}L^F_c` and :math:`G_b, H_b` the plain sums over
+  :math:`c<b` (two small lower-triangular matmuls over the block index).
+
+Every exponent is :math:`\le 0` (:math:`m_t\ge s_u` and :math:`m_t\ge M_{b-1}\ge M_c`), and
+:math:`E_t=\sum_{u\le t}e^{s_u-m_t}=\exp(\mathrm{logcumsumexp}(s)_t-m_t)\ge1`, so no floor is
+needed at any logit range. Written as batched operations over all blocks (no loop over blocks),
+so that torch spreads each operation over its threads. The maxima are detached: they cancel in
+:math:`\alpha_t c_t F_b` and in :math:`e^{s_u-m_t}/E_t`. Non-causal attention needs one set of
+states over the whole sequence.
 """
 
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as nnf
 
 from zeros.decomposition import coefficients
 
@@ -23,49 +36,46 @@ def attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size):
         return _global(q, k, v, s, gate1, gateh, gate0)
     B, T, H, d = q.shape
     e = v.shape[-1]
-    out = []
-    F = q.new_zeros(B, H, d, e)  # carried states; F and E scaled by exp(-m_run)
-    G = q.new_zeros(B, H, d, e)
-    Hs = q.new_zeros(B, H, d, e)
-    E = q.new_zeros(B, H)
-    P = q.new_zeros(B, H)
-    m_run = q.new_full((B, H), float("-inf"))
-    for start in range(0, T, chunk_size):
-        stop = min(start + chunk_size, T)
-        C = stop - start
-        qc, kc, vc = (x[:, start:stop].transpose(1, 2) for x in (q, k, v))  # (B, H, C, *)
-        sc = s[:, start:stop].transpose(1, 2)  # (B, H, C)
-        mask = torch.ones(C, C, dtype=torch.bool, device=q.device).tril()
-        # per-row running max over everything seen so far (detached: it cancels in alpha F)
-        sd = sc.detach()
-        m_row = torch.maximum(m_run.unsqueeze(-1), torch.cummax(sd, dim=-1).values)  # (B, H, C)
-        carry = torch.exp(m_run.unsqueeze(-1) - m_row)  # rescales carried F, E per row
-        we = torch.exp(sc.unsqueeze(-2) - m_row.unsqueeze(-1)).masked_fill(~mask, 0.0)
-        cos = (qc @ kc.transpose(-1, -2)).masked_fill(~mask, 0.0)
-        num_e = (we * cos) @ vc + carry.unsqueeze(-1) * (qc @ F)
-        E_row = carry * E.unsqueeze(-1) + we.sum(-1)
-        num_g = (sc.unsqueeze(-2) * cos) @ vc + qc @ G
-        num_h = cos @ vc + qc @ Hs
-        P_row = P.unsqueeze(-1) + torch.cumsum(sc, dim=-1)
-        t = torch.arange(start + 1, stop + 1, dtype=q.dtype, device=q.device)
-        rows = (
-            g[:, start:stop].transpose(1, 2) if g is not None else None
-            for g in (gate1, gateh, gate0)
-        )
-        alpha, beta, gamma = coefficients(E_row, P_row, *rows, t)
-        o = alpha.unsqueeze(-1) * num_e + beta.unsqueeze(-1) * num_g + gamma.unsqueeze(-1) * num_h
-        out.append(o.transpose(1, 2))
-        # carry the states past this block
-        m_new = torch.maximum(m_run, sd.amax(dim=-1))
-        scale = torch.exp(m_run - m_new)
-        wk = torch.exp(sc - m_new.unsqueeze(-1))  # (B, H, C)
-        F = scale[..., None, None] * F + (wk.unsqueeze(-1) * kc).transpose(-1, -2) @ vc
-        E = scale * E + wk.sum(-1)
-        G = G + (sc.unsqueeze(-1) * kc).transpose(-1, -2) @ vc
-        Hs = Hs + kc.transpose(-1, -2) @ vc
-        P = P + sc.sum(-1)
-        m_run = m_new
-    return torch.cat(out, dim=1)
+    C = chunk_size
+    n = -(-T // C)
+    pad = n * C - T  # trailing positions; causal, so they change no earlier row
+
+    def blocks(x: torch.Tensor) -> torch.Tensor:  # (B, T, H, *) -> (B, H, n, C, *)
+        x = x.transpose(1, 2)
+        x = nnf.pad(x, (0, 0, 0, pad) if x.dim() == 4 else (0, pad)) if pad else x
+        return x.reshape(B, H, n, C, *x.shape[3:])
+
+    qb, kb, vb, sb = blocks(q), blocks(k), blocks(v), blocks(s)
+    s_flat = sb.reshape(B, H, n * C)
+    m = torch.cummax(s_flat.detach(), dim=-1).values.reshape(B, H, n, C)
+    M = m[..., -1]  # (B, H, n)
+    M_prev = torch.cat([torch.full_like(M[..., :1], float("-inf")), M[..., :-1]], dim=-1)
+    E = torch.exp(torch.logcumsumexp(s_flat, dim=-1).reshape(B, H, n, C) - m)
+    P = torch.cumsum(s_flat, dim=-1).reshape(B, H, n, C)
+    t = torch.arange(1, n * C + 1, dtype=q.dtype, device=q.device).reshape(n, C)
+    gates = (blocks(g) if g is not None else None for g in (gate1, gateh, gate0))
+    alpha, beta, gamma = coefficients(E, P, *gates, t)
+
+    past = torch.ones(C, C, dtype=torch.bool, device=q.device).tril()  # u <= t in a block
+    gap = torch.where(past, sb.unsqueeze(-2) - m.unsqueeze(-1), float("-inf"))
+    w = alpha.unsqueeze(-1) * torch.exp(gap) + beta.unsqueeze(-1) * sb.unsqueeze(-2)
+    w = ((w + gamma.unsqueeze(-1)) * (qb @ kb.transpose(-1, -2))).masked_fill(~past, 0.0)
+
+    wk = torch.exp(sb - M.unsqueeze(-1))  # e^{s_u - M_c} <= 1
+    ka = torch.cat([wk.unsqueeze(-1) * kb, sb.unsqueeze(-1) * kb, kb], dim=-1)
+    L = ka.transpose(-1, -2) @ vb  # (B, H, n, 3d, e)
+    earlier = torch.ones(n, n, dtype=torch.bool, device=q.device).tril(-1)  # [b, c]: c < b
+    decay = torch.where(earlier, torch.exp(M.unsqueeze(-2) - M_prev.unsqueeze(-1)), 0.0)
+    F = decay @ L[..., :d, :].reshape(B, H, n, d * e)
+    GH = earlier.to(q.dtype) @ L[..., d:, :].reshape(B, H, n, 2 * d * e)
+    S = torch.cat([F.reshape(B, H, n, d, e), GH.reshape(B, H, n, 2 * d, e)], dim=-2)
+    carry = torch.exp(M_prev.unsqueeze(-1) - m)  # 0 in the first block
+    qa = torch.cat(
+        [(alpha * carry).unsqueeze(-1) * qb, beta.unsqueeze(-1) * qb, gamma.unsqueeze(-1) * qb],
+        dim=-1,
+    )
+    o = w @ vb + qa @ S
+    return o.reshape(B, H, n * C, e)[:, :, :T].transpose(1, 2)
 
 
 def _global(q, k, v, s, gate1, gateh, gate0):
