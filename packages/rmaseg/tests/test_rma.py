@@ -105,16 +105,18 @@ def test_seeded_determinism():
     check_seeded_determinism(lambda: rma_predict(torch.softmax(torch.randn(2, 3, 9, 9), 1)))
 
 
+@pytest.mark.parametrize("metric", ["dice", "iou"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_compiled_pass_matches_the_torch_pass(dtype):
-    """The linear solver's compiled CPU pass counts and sums the same pixels as torch does."""
-    from rmaseg.rma import _pass_compiled, _pass_torch
+def test_compiled_solver_matches_the_torch_solver(dtype, metric):
+    """The linear solver's compiled CPU loop (float64 comparisons) and its torch loop (thresholds
+    floored to the input dtype) give the same masks, sizes and iteration counts."""
+    from rmaseg.rma import _dinkelbach_compiled, _dinkelbach_torch
 
     gen = torch.Generator().manual_seed(3)
-    flat = (torch.rand(5, 10_001, generator=gen) ** 3).to(dtype)
-    thr = torch.tensor([0.0, 0.01, 0.2, 0.5, 1.0], dtype=dtype)
-    count_c, sum_c = _pass_compiled(flat, thr)
-    count_t, sum_t = _pass_torch(flat, thr)
-    assert torch.equal(count_c, count_t)
-    assert torch.allclose(sum_c, sum_t, rtol=1e-12, atol=0)
-    assert sum_c.dtype == torch.float64
+    flat = (torch.rand(6, 10_001, generator=gen) ** 3).to(dtype)
+    flat[1] = 0.0  # an empty map
+    flat[2, :5000] = 1.0  # a saturated half
+    masks_c, count_c, it_c = _dinkelbach_compiled(flat, metric)
+    masks_t, count_t, it_t = _dinkelbach_torch(flat, metric)
+    assert torch.equal(masks_c, masks_t) and torch.equal(count_c, count_t) and it_c == it_t
+    assert torch.equal(masks_c.sum(-1), count_c)

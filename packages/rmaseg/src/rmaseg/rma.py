@@ -100,39 +100,87 @@ def _floor_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 @numba.njit(cache=True, fastmath=True, nogil=True)
-def _count_sum_rows(x: np.ndarray, thr: np.ndarray, count: np.ndarray, total: np.ndarray) -> None:
-    """Per row r: ``count[r] = #{j : x[r, j] > thr[r]}``, ``total[r]`` = their sum in float64.
+def _count_sum(row: np.ndarray, thr: float) -> tuple[int, float]:
+    """``#{j : row[j] > thr}`` and their sum, compared and summed in float64: one read of ``row``.
 
-    One read of the map; fastmath lets the compiler vectorise the branch and reorder the sum
-    (the inputs are finite probabilities, so only the summation order changes).
+    fastmath lets the compiler vectorise the branch and reorder the sum (the inputs are finite
+    probabilities, so only the summation order changes).
     """
+    c = 0
+    s = 0.0
+    for j in range(row.size):
+        v = np.float64(row[j])
+        if v > thr:
+            c += 1
+            s += v
+    return c, s
+
+
+@numba.njit(cache=True, nogil=True)
+def _dinkelbach_rows(x: np.ndarray, iou: bool, max_iterations: int, thr: np.ndarray) -> tuple:
+    """Dinkelbach's iterations row by row (see :func:`dinkelbach_masks`), all compiled.
+
+    Writes each row's final threshold to ``thr`` (float64; the mask is ``x > thr``) and returns
+    (counts, the largest iteration count), or iterations = -1 when a row has not converged.
+    Comparing in float64 is what ``_floor_to`` makes the torch path do in the input dtype.
+    """
+    counts = np.empty(x.shape[0], np.int64)
+    worst = 0
     for r in range(x.shape[0]):
-        t = thr[r]
-        row = x[r]
-        c = 0
-        s = 0.0
-        for j in range(row.size):
-            v = row[j]
-            if v > t:
-                c += 1
-                s += np.float64(v)
-        count[r] = c
-        total[r] = s
+        lam = 0.0
+        count = -1
+        P = 0.0
+        done = False
+        for it in range(1, max_iterations + 1):
+            t = lam / (1.0 + lam) if iou else lam / 2.0
+            c, S = _count_sum(x[r], t)
+            if it == 1:
+                P = S  # the mass of {p > 0} is the mass of the map
+            if c == count:
+                thr[r] = t
+                counts[r] = c
+                worst = max(worst, it)
+                done = True
+                break
+            if c == 0:
+                lam = 0.0
+            elif iou:
+                den = P - S + c
+                lam = S / den if den > 0 else 0.0
+            else:
+                lam = 2.0 * S / (P + c + 1.0)
+            count = c
+        if not done:
+            return counts, -1
+    return counts, worst
 
 
-def _pass_compiled(flat: torch.Tensor, thr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """(count, float64 sum) of ``flat > thr`` per row: one compiled pass (CPU float32/64)."""
-    x = flat.numpy()
-    count = np.empty(x.shape[0], np.int64)
-    total = np.empty(x.shape[0], np.float64)
-    _count_sum_rows(x, thr.numpy().astype(x.dtype), count, total)
-    return torch.from_numpy(count), torch.from_numpy(total)
+def _dinkelbach_compiled(flat: torch.Tensor, metric: str) -> tuple | None:
+    """CPU float32/float64 rows: the compiled loop, then one comparison for the masks."""
+    x = flat.contiguous().numpy()
+    thr = np.empty(x.shape[0], np.float64)
+    counts, iterations = _dinkelbach_rows(x, metric == "iou", MAX_DINKELBACH_ITERATIONS, thr)
+    if iterations < 0:
+        return None
+    return torch.from_numpy(x > thr[:, None]), torch.from_numpy(counts), iterations
 
 
-def _pass_torch(flat: torch.Tensor, thr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The same with torch operations (any device and floating dtype)."""
-    masks = flat > thr.unsqueeze(-1)
-    return masks.sum(dim=-1), torch.where(masks, flat, 0).sum(dim=-1, dtype=torch.float64)
+def _dinkelbach_torch(flat: torch.Tensor, metric: str) -> tuple | None:
+    """Any device and floating dtype: every row at once, one set of torch operations per
+    iteration (the threshold floored to the input dtype, so that the comparison is exact)."""
+    P = flat.sum(dim=-1, dtype=torch.float64)
+    lam = torch.zeros_like(P)
+    count = torch.full(P.shape, -1, dtype=torch.int64, device=flat.device)
+    for iterations in range(1, MAX_DINKELBACH_ITERATIONS + 1):
+        thr = _floor_to(lam / 2 if metric == "dice" else lam / (1 + lam), flat.dtype)
+        masks = flat > thr.unsqueeze(-1)
+        new_count = masks.sum(dim=-1)
+        if torch.equal(new_count, count):
+            return masks, new_count, iterations
+        S = torch.where(masks, flat, 0).sum(dim=-1, dtype=torch.float64)
+        lam = rma_value(S, new_count.to(torch.float64), P, metric)
+        count = new_count
+    return None
 
 
 def dinkelbach_masks(probs: torch.Tensor, metric: str) -> tuple[torch.Tensor, torch.Tensor, int]:
@@ -146,36 +194,19 @@ def dinkelbach_masks(probs: torch.Tensor, metric: str) -> tuple[torch.Tensor, to
     Returns (masks (B, C, D), tau (B, C), iterations); if a row still moves after
     :data:`MAX_DINKELBACH_ITERATIONS` iterations, the batch is solved by :func:`sort_masks`.
 
-    Each iteration is one read of the map giving :math:`|I_k|` and :math:`\sum_{I_k} p` (in
-    float64): a compiled loop for CPU float32/float64 maps, torch operations otherwise. The
-    first set :math:`I_0 = \{p > 0\}` has mass :math:`P`, so :math:`P` costs no extra pass; one
-    more comparison writes the masks.
+    On the CPU (float32, float64) each iteration is one compiled read of the row giving
+    :math:`|I_k|` and :math:`\sum_{I_k} p` in float64, and :math:`P` comes free from
+    :math:`I_0 = \{p > 0\}`; elsewhere the same iterations run as torch operations.
     """
     shape = probs.shape
     flat = probs.reshape(-1, shape[-1])
     compiled = flat.device.type == "cpu" and flat.dtype in (torch.float32, torch.float64)
-    if compiled:
-        flat = flat.contiguous()
-    threshold_pass = _pass_compiled if compiled else _pass_torch
-    lam = torch.zeros(flat.shape[0], dtype=torch.float64, device=flat.device)
-    count = torch.full(lam.shape, -1, dtype=torch.int64, device=flat.device)
-    P = lam
-    iterations = 0
-    for iterations in range(1, MAX_DINKELBACH_ITERATIONS + 1):
-        thr = _floor_to(lam / 2 if metric == "dice" else lam / (1 + lam), flat.dtype)
-        new_count, S = threshold_pass(flat, thr)
-        if iterations == 1:
-            P = S  # the mass of {p > 0} is the mass of the map
-        if torch.equal(new_count, count):
-            if compiled:
-                masks = torch.from_numpy(flat.numpy() > thr.numpy()[:, None])
-            else:
-                masks = flat > thr.unsqueeze(-1)
-            return masks.reshape(shape), new_count.reshape(shape[:-1]), iterations
-        lam = rma_value(S, new_count.to(torch.float64), P, metric)
-        count = new_count
-    masks_sorted, tau = sort_masks(probs, metric)
-    return masks_sorted, tau, iterations
+    result = _dinkelbach_compiled(flat, metric) if compiled else _dinkelbach_torch(flat, metric)
+    if result is None:
+        masks_sorted, tau = sort_masks(probs, metric)
+        return masks_sorted, tau, MAX_DINKELBACH_ITERATIONS
+    masks, counts, iterations = result
+    return masks.reshape(shape), counts.reshape(shape[:-1]), iterations
 
 
 def optimal_tau(

@@ -56,10 +56,15 @@ def attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size):
     gates = (blocks(g) if g is not None else None for g in (gate1, gateh, gate0))
     alpha, beta, gamma = coefficients(E, P, *gates, t)
 
-    past = torch.ones(C, C, dtype=torch.bool, device=q.device).tril()  # u <= t in a block
-    gap = torch.where(past, sb.unsqueeze(-2) - m.unsqueeze(-1), float("-inf"))
-    w = alpha.unsqueeze(-1) * torch.exp(gap) + beta.unsqueeze(-1) * sb.unsqueeze(-2)
-    w = ((w + gamma.unsqueeze(-1)) * (qb @ kb.transpose(-1, -2))).masked_fill(~past, 0.0)
+    future = torch.ones(C, C, dtype=torch.bool, device=q.device).triu(1)  # u > t in a block
+    cos = (qb @ kb.transpose(-1, -2)).masked_fill_(future, 0.0)
+    # s_u - m_t <= 0 for u <= t; zeroing u > t only keeps exp finite where cos is already 0
+    gap = (sb.unsqueeze(-2) - m.unsqueeze(-1)).masked_fill_(future, 0.0)
+    decayed = alpha.unsqueeze(-1) * torch.exp(gap)
+    # beta_t s_u + gamma_t as a rank-2 product, added in the same kernel
+    bg = torch.stack([beta, gamma], dim=-1).reshape(-1, C, 2)
+    s1 = torch.stack([sb, torch.ones_like(sb)], dim=-2).reshape(-1, 2, C)
+    w = torch.baddbmm(decayed.reshape(-1, C, C), bg, s1).reshape(B, H, n, C, C) * cos
 
     wk = torch.exp(sb - M.unsqueeze(-1))  # e^{s_u - M_c} <= 1
     ka = torch.cat([wk.unsqueeze(-1) * kb, sb.unsqueeze(-1) * kb, kb], dim=-1)

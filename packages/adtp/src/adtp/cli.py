@@ -1,0 +1,12 @@
+"""The ``adtp`` command: ``adtp reproduce [--quick] [--seed N] [--out DIR]``, ``adtp bench``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from adtp.paper import PAPER
+from paperkit.cli import package_main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return package_main(PAPER, argv)

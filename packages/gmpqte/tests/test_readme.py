@@ -1,0 +1,11 @@
+from pathlib import Path
+
+from paperkit.testing import run_readme_example
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_usage_example_runs():
+    namespace = run_readme_example(README)  # the example asserts its own claims
+    assert set(namespace["policy"]) == {"conv1", "conv2", "conv3", "conv4", "fc"}
+    assert type(namespace["qmodel"].conv1).__name__ == "QuantLayer"
