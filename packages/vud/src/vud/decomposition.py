@@ -24,11 +24,9 @@ from paperkit import (
     check_choice,
     check_int,
     check_real,
-    check_tensor,
-    describe,
     param_error,
 )
-from vud.predictors import ICLPredictor
+from vud.predictors import ICLPredictor, check_one_context
 from vud.probes import probe_bound, probe_candidates
 
 __all__ = ["VUDResult", "decompose", "select_probe"]
@@ -139,18 +137,7 @@ def decompose(
     True
     """
     owner = "decompose"
-    if not isinstance(pred, ICLPredictor):
-        raise param_error(
-            "pred",
-            owner,
-            "an ICLPredictor (task, n_classes, predict)",
-            describe(pred),
-            cls=TypeError,
-        )
-    dims: dict = {}
-    check_tensor("ctx_x", owner, ctx_x, shape=("n", "d"), dims=dims)
-    check_tensor("ctx_y", owner, ctx_y, shape=("n",), dims=dims, dtype=None)
-    check_tensor("x_star", owner, x_star, shape=("d",), dims=dims)
+    check_one_context(owner, pred, ctx_x, ctx_y, x_star)
     if check_int("num_bo_z", owner, num_bo_z, low=0) != 0:
         raise param_error(
             "num_bo_z", owner, "0 (BO proposals need botorch, not installed here)", num_bo_z

@@ -25,7 +25,13 @@ from torch import nn
 
 from paperkit import check_bool, check_choice, check_int, check_tensor, describe, param_error
 
-__all__ = ["BayesOracleICL", "ICLPredictor", "TransformerICL", "check_context"]
+__all__ = [
+    "BayesOracleICL",
+    "ICLPredictor",
+    "TransformerICL",
+    "check_context",
+    "check_one_context",
+]
 
 Task = Literal["classification", "regression"]
 
@@ -42,6 +48,26 @@ class ICLPredictor(Protocol):
     ) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
         """ctx_x (B,n,d), ctx_y (B,n), query_x (B,q,d) -> probs (B,q,C) | (mean, var) (B,q)."""
         ...
+
+
+def check_one_context(
+    owner: str, pred: object, ctx_x: torch.Tensor, ctx_y: torch.Tensor, x_star: torch.Tensor
+) -> dict:
+    """Check a predictor and one context (ctx_x (n, d), ctx_y (n,)) with its query x_star (d,);
+    return the named sizes (``n``, ``d``) for the caller's further checks."""
+    if not isinstance(pred, ICLPredictor):
+        raise param_error(
+            "pred",
+            owner,
+            "an ICLPredictor (task, n_classes, predict)",
+            describe(pred),
+            cls=TypeError,
+        )
+    dims: dict = {}
+    check_tensor("ctx_x", owner, ctx_x, shape=("n", "d"), dims=dims)
+    check_tensor("ctx_y", owner, ctx_y, shape=("n",), dims=dims, dtype=None)
+    check_tensor("x_star", owner, x_star, shape=("d",), dims=dims)
+    return dims
 
 
 def check_context(

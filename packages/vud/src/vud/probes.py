@@ -31,7 +31,7 @@ import torch
 
 from paperkit import check_choice, check_int, check_real, check_tensor, describe, param_error
 from vud.info import entropy_, gaussian_entropy_, gaussian_kl_, kl_
-from vud.predictors import ICLPredictor
+from vud.predictors import ICLPredictor, check_one_context
 
 __all__ = ["ProbeBound", "probe_bound", "probe_candidates"]
 
@@ -170,18 +170,7 @@ def probe_bound(
     True
     """
     owner = "probe_bound"
-    if not isinstance(pred, ICLPredictor):
-        raise param_error(
-            "pred",
-            owner,
-            "an ICLPredictor (task, n_classes, predict)",
-            describe(pred),
-            cls=TypeError,
-        )
-    dims: dict = {}
-    check_tensor("ctx_x", owner, ctx_x, shape=("n", "d"), dims=dims)
-    check_tensor("ctx_y", owner, ctx_y, shape=("n",), dims=dims, dtype=None)
-    check_tensor("x_star", owner, x_star, shape=("d",), dims=dims)
+    dims = check_one_context(owner, pred, ctx_x, ctx_y, x_star)
     check_tensor("Z", owner, Z, shape=(None, None, "d"), dims=dims)
     K = Z.shape[1]
     top = 3 if pred.task == "classification" else 1
