@@ -20,3 +20,10 @@ def test_paired_differences_are_per_seed_differences():
         assert row["minus paired QuaRot"] == pytest.approx(diff.mean())
         assert row["seeds better"] == f"{int((diff < 0).sum())}/2"
     assert len(extra["r1_whip_final"]) == 2
+
+
+def test_study_arguments_are_checked_before_any_training():
+    with pytest.raises(ValueError, match="seeds"):
+        seed_study(seeds=0)
+    with pytest.raises(ValueError, match="train_steps"):
+        seed_study(train_steps=0)

@@ -17,3 +17,10 @@ def test_study_rows_cover_both_formats_and_both_models():
     for r in rows:
         assert r["runs"] == 1 and r["std"] == 0.0
         assert 0.0 <= r["accuracy"] <= 1.0 and r["final train loss"] > 0
+
+
+def test_study_arguments_are_checked_before_any_training():
+    with pytest.raises(ValueError, match="folds"):
+        csl_window_study(folds=6)
+    with pytest.raises(ValueError, match="window"):
+        csl_window_study(window=0)

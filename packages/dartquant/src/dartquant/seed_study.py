@@ -30,7 +30,7 @@ from scipy.stats import spearmanr
 from dartquant.model import perplexity
 from dartquant.recipe import pipeline
 from dartquant.reproduce import build_setting
-from paperkit import print_table, progress
+from paperkit import check_int, print_table, progress
 
 __all__ = ["VARIANTS", "seed_study"]
 
@@ -49,6 +49,11 @@ def seed_study(
 ) -> tuple[list[dict], dict]:
     """Rows per variant (W4A4KV4 perplexity over ``seeds`` rotation seeds, paired differences)
     and the per-seed values."""
+    owner = "seed_study"
+    seeds = check_int("seeds", owner, seeds, low=1)
+    train_steps = check_int("train_steps", owner, train_steps, low=1)
+    n_chars = check_int("n_chars", owner, n_chars, low=1)
+    val_chars = check_int("val_chars", owner, val_chars, low=1)
     model, _, calib, val = build_setting(0, train_steps, n_chars, val_chars)
     fp = perplexity(model, val)
     ppl: dict[str, list[float]] = {k: [] for k in VARIANTS}

@@ -27,7 +27,7 @@ import numpy as np
 import torch
 from sklearn.model_selection import StratifiedKFold
 
-from paperkit import print_table, progress
+from paperkit import check_int, print_table, progress
 from rsnn.data import make_csl
 from rsnn.models import RSNN, RWNN
 from rsnn.training import fit
@@ -45,6 +45,13 @@ def csl_window_study(
     hidden: int = 32,
 ) -> list[dict]:
     """Rows (method, s, m) with the mean and std of CSL test accuracy over seeds × folds."""
+    owner = "csl_window_study"
+    folds = check_int("folds", owner, folds, low=1, high=5)
+    epochs = check_int("epochs", owner, epochs, low=1)
+    window = check_int("window", owner, window, low=1)
+    hidden = check_int("hidden", owner, hidden, low=1)
+    ms = tuple(check_int("ms", owner, m, low=1) for m in ms)
+    seeds = tuple(check_int("seeds", owner, seed, low=0) for seed in seeds)
     graphs = make_csl()
     labels = np.array([int(g.y) for g in graphs])
     in_dim = graphs[0].x.size(1)

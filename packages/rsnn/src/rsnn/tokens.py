@@ -171,17 +171,19 @@ def window_features(node_ids: torch.Tensor, edge_index: torch.Tensor, window: in
     window = check_int("window", owner, window, low=0)
     S, L = node_ids.shape
     check_memory("window", owner, window, 3 * 8 * S * L * max(window, 1))
+    if window == 0:
+        return torch.zeros(S, L, 0)
     node_ids, edge_index = node_ids.long(), edge_index.long()
-    same, adj = [], []
-    for j in range(1, window + 1):
-        before = torch.cat([torch.full_like(node_ids[:, :j], -1), node_ids[:, :-j]], dim=1)[:, :L]
-        valid = (before >= 0) & (node_ids >= 0)
-        same.append(valid & (before == node_ids))
-        col = _edge_positions(edge_index, before.reshape(-1), node_ids.reshape(-1))
-        adj.append(valid & (col.reshape(S, L) >= 0))
-    return (
-        torch.stack(same + adj, dim=-1).float() if window else node_ids.new_zeros(S, L, 0).float()
+    padded = torch.cat([torch.full_like(node_ids[:, :1], -1).expand(S, window), node_ids], dim=1)
+    # before[:, t, j - 1] = w_{t-j} (-1 before the start), for j = 1..s
+    before = torch.stack([padded[:, window - j : window - j + L] for j in range(1, window + 1)], -1)
+    now = node_ids.unsqueeze(-1).expand_as(before)
+    valid = (before >= 0) & (now >= 0)
+    same = valid & (before == now)
+    adj = valid & (_edge_positions(edge_index, before.reshape(-1), now.reshape(-1)) >= 0).reshape(
+        before.shape
     )
+    return torch.cat([same, adj], dim=-1).float()
 
 
 def walk_flags(nodes: torch.Tensor, anon: torch.Tensor) -> torch.Tensor:
