@@ -88,3 +88,16 @@ def test_run_cell_reports_every_variant():
     assert all(0 <= m["acc"][0] <= 1 for m in out.values())
     assert "density" not in out["LinearProbe (original graph)"]
     assert "auc_edge" in out["GraphTOP"] and "auc_edge" not in out["random rewiring p=rho*"]
+
+
+def test_arguments_are_checked_before_any_work(tmp_path):
+    from graphtop.ablation import load_official_encoder, roc_auc, run
+
+    with pytest.raises(ValueError, match="positive"):
+        roc_auc(torch.rand(4), torch.ones(3, dtype=torch.bool))
+    with pytest.raises(ValueError, match="path"):
+        load_official_encoder(tmp_path / "missing.pth")
+    with pytest.raises(ValueError, match="experiment"):
+        run("other", data_root=tmp_path, out=tmp_path)
+    with pytest.raises(ValueError, match="checkpoints"):
+        run("official", data_root=tmp_path, out=tmp_path)

@@ -49,7 +49,14 @@ from graphtop.encoder import GCNEncoder
 from graphtop.model import GraphTOP
 from graphtop.pretraining import pretrain
 from graphtop.reproduce import PRETRAIN_LR, PRETRAIN_STEPS
-from paperkit import print_table, progress
+from paperkit import (
+    check_choice,
+    check_int,
+    check_tensor,
+    param_error,
+    print_table,
+    progress,
+)
 
 __all__ = ["RandomRewiring", "load_official_encoder", "roc_auc", "run", "scorer_auc"]
 
@@ -76,6 +83,9 @@ def roc_auc(scores: torch.Tensor, positive: torch.Tensor) -> float:
     >>> roc_auc(torch.tensor([0.1, 0.4, 0.35, 0.8]), torch.tensor([False, True, False, True]))
     1.0
     """
+    dims: dict = {}
+    check_tensor("scores", "roc_auc", scores, shape=("n",), dims=dims)
+    check_tensor("positive", "roc_auc", positive, shape=("n",), dims=dims, dtype=None)
     positive = positive.bool().cpu().numpy()
     n_pos, n_neg = int(positive.sum()), int((~positive).sum())
     if n_pos == 0 or n_neg == 0:
@@ -109,6 +119,8 @@ def load_official_encoder(path: str | Path) -> GCNEncoder:
     """A :class:`GCNEncoder` holding one of the official repository's checkpoints
     (``pretrained_gnns/<data>_<strategy>_GCN_1.pth``: ``conv1``, ``conv2``, both GCNConv; the
     widths are read from the weights)."""
+    if not Path(path).is_file():
+        raise param_error("path", "load_official_encoder", "an existing checkpoint file", path)
     state = torch.load(path, map_location="cpu", weights_only=True)
     hidden, in_dim = state["conv1.lin.weight"].shape
     out_dim = state["conv2.lin.weight"].shape[0]
@@ -192,6 +204,13 @@ def run(
     """Run ``experiment`` (``"scorer"`` or ``"official"``, see the module docstring), print its
     table and write ``ablation_<experiment>.json``; ``epochs`` and ``num_test`` override the
     settings (the tests use them to stay small)."""
+    check_choice("experiment", "run", experiment, ("scorer", "official"))
+    seeds = check_int("seeds", "run", seeds, low=1)
+    first_seed = check_int("first_seed", "run", first_seed, low=0)
+    if experiment == "official" and checkpoints is None:
+        raise param_error(
+            "checkpoints", "run", "the folder of the official checkpoints (--checkpoints DIR)", None
+        )
     start, cpu = time.perf_counter(), time.process_time()
     run_seeds = list(range(first_seed, first_seed + seeds))
     cora = load_planetoid(data_root, "Cora")
@@ -212,9 +231,7 @@ def run(
                 **_fit_args(settings),
                 label=gname,
             )
-    elif experiment == "official":
-        if checkpoints is None:
-            raise ValueError("the official experiment needs --checkpoints DIR")
+    else:
         settings = {
             "epochs": epochs or 500,
             "lr": 5e-4,
@@ -232,8 +249,6 @@ def run(
                 **_fit_args(settings),
                 label=name,
             )
-    else:
-        raise ValueError(f"experiment must be 'scorer' or 'official', got {experiment!r}")
     table = _table(cells)
     print_table(table, title=f"{experiment}: mean over seeds {run_seeds}")
     result = {
