@@ -5,7 +5,13 @@ import pytest
 import torch
 from torch import nn
 
-from alphadecay import TinyLlama, assign_weight_decay, module_alphas, pl_alpha_hill, tracked_modules
+from alphadecay import (
+    assign_weight_decay,
+    module_alphas,
+    pl_alpha_hill,
+    tiny_llama,
+    tracked_modules,
+)
 from paperkit.testing import assert_param_error
 
 ALPHAS = {"a": 2.0, "b": 3.5, "c": 5.0, "d": 2.75}
@@ -37,10 +43,10 @@ def test_sqrt_and_log2_maps(fn, f):
 
 
 def test_tracked_modules_on_tinyllama():
-    model = TinyLlama(30, d=32, n_layers=2, n_heads=2, ctx=16)
+    model = tiny_llama(30, d=32, n_layers=2, n_heads=2, ctx=16)
     names = list(tracked_modules(model, min_eigs=8))
     expected = [
-        f"layers.{i}.{kind}"
+        f"model.layers.{i}.{kind}"
         for i in range(2)
         for kind in [
             "self_attn.q_proj",
@@ -65,7 +71,7 @@ def test_tracked_modules_on_tinyllama():
 
 def test_module_alphas_values():
     torch.manual_seed(0)
-    model = TinyLlama(30, d=32, n_layers=1, n_heads=2, ctx=16)
+    model = tiny_llama(30, d=32, n_layers=1, n_heads=2, ctx=16)
     alphas = module_alphas(model, min_eigs=8)
     assert set(alphas) == set(tracked_modules(model, min_eigs=8))
     for name, module in tracked_modules(model, min_eigs=8).items():

@@ -11,7 +11,7 @@ import alphadecay as ad
 from paperkit.testing import BadInputs, Call, fresh
 
 torch.manual_seed(0)
-MODEL = ad.TinyLlama(30, d=32, n_layers=1, n_heads=2, ctx=8)  # 6 tracked Linears at min_eigs 8
+MODEL = ad.tiny_llama(30, d=32, n_layers=1, n_heads=2, ctx=8)  # 6 tracked Linears at min_eigs 8
 TOKENS = torch.randint(0, 30, (2, 8))
 W = torch.randn(8, 6)
 TRACKING = {"model": MODEL, "min_eigs": 8, "drop_first_last": True, "include": None}
@@ -85,23 +85,22 @@ SUITE = BadInputs(
             },
         ),
         Call(
-            ad.TinyLlama,
+            ad.tiny_llama,
+            {"family": "llama"},
             vocab=30,
             d=32,
             n_layers=1,
             n_heads=2,
             ctx=8,
             hidden=64,
-            call={"tokens": TOKENS},
-            shapes={"tokens": "B T"},
             bad={
                 "vocab": [0, 10**12],
                 "d": [6, 10**7],
                 "n_layers": [0, 10**12],
                 "n_heads": [0],
-                "ctx": [0, 10**12],
+                "ctx": [0],
                 "hidden": [10**12],
-                "tokens": [torch.tensor([[0, 30]]), torch.zeros(1, 9, dtype=torch.int64)],
+                "family": ["gpt2"],
             },
         ),
         Call(

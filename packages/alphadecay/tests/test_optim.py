@@ -8,22 +8,22 @@ from alphadecay import (
     AlphaDecayAdam,
     AlphaDecayAdamW,
     AlphaDecayScheduler,
-    TinyLlama,
     assign_weight_decay,
     module_alphas,
     module_param_groups,
+    tiny_llama,
 )
 from paperkit.testing import assert_close, assert_param_error, check_seeded_determinism
 
 
 def _model(seed=0, dtype=torch.float32):
     torch.manual_seed(seed)
-    return TinyLlama(30, d=32, n_layers=2, n_heads=2, ctx=16).to(dtype)
+    return tiny_llama(30, d=32, n_layers=2, n_heads=2, ctx=16).to(dtype)
 
 
 def _loss(model, seed):
     x = torch.randint(0, 30, (4, 17), generator=torch.Generator().manual_seed(seed))
-    logits = model(x[:, :-1])
+    logits = model(x[:, :-1]).logits
     return nn.functional.cross_entropy(logits.flatten(0, 1), x[:, 1:].flatten())
 
 
@@ -179,7 +179,7 @@ def test_errors():
     other = torch.optim.SGD(nn.Linear(3, 3).parameters(), lr=0.1)
     assert_param_error(AlphaDecayScheduler, model, other, min_eigs=8, param="optimizer")
     with torch.no_grad():
-        model.layers[1].mlp.up_proj.weight[0, 0] = float("nan")
+        model.model.layers[1].mlp.up_proj.weight[0, 0] = float("nan")
     opt_err = assert_param_error(AlphaDecayAdamW, model, min_eigs=8, param="model")
     assert "layers.1.mlp.up_proj" in str(opt_err)
 

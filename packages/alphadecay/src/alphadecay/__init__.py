@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # the same names for static tools; `x as x` marks a re-export
     from alphadecay.esd import esd_eigenvalues as esd_eigenvalues
     from alphadecay.esd import pl_alpha_hill as pl_alpha_hill
     from alphadecay.esd import pl_fit as pl_fit
-    from alphadecay.model import TinyLlama as TinyLlama
+    from alphadecay.model import tiny_llama as tiny_llama
     from alphadecay.optim import AlphaDecayAdam as AlphaDecayAdam
     from alphadecay.optim import AlphaDecayAdamW as AlphaDecayAdamW
     from alphadecay.optim import AlphaDecayScheduler as AlphaDecayScheduler
@@ -46,7 +46,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "AlphaDecayAdamW": "optim",
         "AlphaDecayScheduler": "optim",
         "PowerLawFit": "esd",
-        "TinyLlama": "model",
+        "tiny_llama": "model",
         "assign_weight_decay": "assign",
         "esd_eigenvalues": "esd",
         "module_alphas": "assign",

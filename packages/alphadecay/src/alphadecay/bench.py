@@ -18,7 +18,7 @@ import torch
 
 from alphadecay.assign import module_alphas
 from alphadecay.esd import esd_eigenvalues, pl_fit
-from alphadecay.model import TinyLlama
+from alphadecay.model import tiny_llama
 from alphadecay.train import lm_loss
 from paperkit import (
     Claim,
@@ -51,10 +51,11 @@ def refresh_cost(
     device: str = "cpu",
     min_time: float = 0.2,
 ) -> list[Measurement]:
-    """One refresh (``impl="refresh"``) and one training step (``impl="train_step"``) of a
-    TinyLlama of width ``d``: two rows of case ``"{n_layers} layers, batch {batch}"``."""
+    """One refresh (``impl="refresh"``) and one training step (``impl="train_step"``) of a tiny
+    ``LlamaForCausalLM`` of width ``d``: two rows of case ``"{n_layers} layers, batch {batch}"``.
+    """
     torch.manual_seed(0)
-    model = TinyLlama(VOCAB, d=d, n_layers=n_layers, n_heads=max(1, d // 64), ctx=ctx).to(device)
+    model = tiny_llama(VOCAB, d=d, n_layers=n_layers, n_heads=max(1, d // 64), ctx=ctx).to(device)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3, weight_decay=0.1)
     x = torch.randint(0, VOCAB, (batch, ctx + 1), device=device)
 

@@ -1,7 +1,7 @@
 """Small-scale pre-training: ``alphadecay reproduce [--quick] [--seed N] [--out DIR]``.
 
 Data: :func:`alphadecay.synthetic_corpus` (seeded grammar text, character tokens), 2M train and
-200k held-out tokens. Model: TinyLlama d=64, 2 layers, 4 heads, SwiGLU, RMSNorm, context 64
+200k held-out tokens. Model: LlamaForCausalLM d=64, 2 layers, 4 heads, SwiGLU, RMSNorm, context 64
 (0.1M parameters), trained from scratch with AdamW, lr 1e-3, 10% warm-up then cosine, batch 16.
 AlphaDecay: s1 = 2/3, s2 = 3, re-assignment every 100 steps, min_eigs = 8.
 
@@ -232,7 +232,7 @@ def reproduce(
     ]
     rows = summarize(runs)
     title = (
-        f"TinyLlama d={d}, {n_layers} layers, {steps} steps, {n_seeds} seed(s): held-out "
+        f"LlamaForCausalLM d={d}, {n_layers} layers, {steps} steps, {n_seeds} seed(s): held-out "
         "perplexity and module-exponent spread"
     )
     print_table(rows, title=title)

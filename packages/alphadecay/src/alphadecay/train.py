@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from alphadecay.assign import module_alphas
 from alphadecay.baselines import AdaDecayAdamW, AWDAdamW
 from alphadecay.data import ALPHABET
-from alphadecay.model import TinyLlama
+from alphadecay.model import tiny_llama
 from alphadecay.optim import AlphaDecayAdamW
 from paperkit import check_choice
 
@@ -38,8 +38,8 @@ def sample_batch(data: torch.Tensor, gen: torch.Generator, batch: int, ctx: int)
 
 
 def lm_loss(model: torch.nn.Module, x: torch.Tensor) -> torch.Tensor:
-    """Next-token cross-entropy of windows ``x`` (B, T + 1)."""
-    return F.cross_entropy(model(x[:, :-1]).flatten(0, 1), x[:, 1:].flatten())
+    """Next-token cross-entropy of windows ``x`` (B, T + 1) under a transformers causal LM."""
+    return F.cross_entropy(model(x[:, :-1]).logits.flatten(0, 1), x[:, 1:].flatten())
 
 
 def make_optimizer(
@@ -95,10 +95,11 @@ def train_lm(
     min_eigs: int = 8,
     eval_every: int = 100,
 ) -> dict[str, Any]:
-    """Train one TinyLlama from scratch; return held-out loss/perplexity, the module exponents
-    at the end (all schemes measured on AlphaDecay's module set), curves and wall time."""
+    """Train one tiny ``LlamaForCausalLM`` from scratch; return held-out loss/perplexity, the
+    module exponents at the end (all schemes measured on AlphaDecay's module set), curves and
+    wall time."""
     torch.manual_seed(seed)
-    model = TinyLlama(len(ALPHABET), d=d, n_layers=n_layers, n_heads=n_heads, ctx=ctx)
+    model = tiny_llama(len(ALPHABET), d=d, n_layers=n_layers, n_heads=n_heads, ctx=ctx)
     opt = make_optimizer(
         scheme, model, lr=lr, base_wd=base_wd, update_every=update_every, min_eigs=min_eigs
     )
