@@ -26,3 +26,32 @@ def test_bad_plan():
     assert_param_error(
         plan_steps, "greedy", np.array([4, 5]), 16, 2, 1, CostModel.preset("8b"), param="plan"
     )
+
+
+@pytest.mark.slow  # torchrun and two gloo processes importing torch: ~20 s of CPU
+def test_measured_epochs_run_through_torchrun():
+    """``measured_epochs`` launches ``torchrun --standalone -m hbp.train`` (env:// rendezvous):
+    every plan trains every sample once, the ranks' steps line up and the loss is finite."""
+    from hbp import measured_epochs
+
+    out = measured_epochs(world_size=2, n_samples=60, pack_len=64, accum=1)
+    assert out["world_size"] == 2 and out["tokens"] == int(scaled_lengths(60, 64).sum())
+    for plan in PLANS:
+        row = out["plans"][plan]
+        steps = plan_steps(plan, scaled_lengths(60, 64), 64, 2, 1, CostModel.preset("8b"))
+        assert row["steps"] == len(steps)
+        assert 0 <= row["mean ABR (measured)"] < 1
+        assert np.isfinite(row["mean step loss"]) and row["epoch s"] > 0
+
+
+def test_train_entry_point_alone(tmp_path):
+    """``python -m hbp.train`` without torchrun trains the three plans in one process."""
+    import json
+
+    from hbp.train import main
+
+    out = tmp_path / "epochs.json"
+    assert main(["--n-samples", "12", "--pack-len", "32", "--accum", "1", "--out", str(out)]) == 0
+    summary = json.loads(out.read_text())
+    assert summary["world_size"] == 1 and set(summary["plans"]) == set(PLANS)
+    assert all(row["mean ABR (measured)"] == 0 for row in summary["plans"].values())

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
 import tempfile
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -50,7 +51,9 @@ __all__ = [
     "PROCESS_BYTES",
     "demo_problem",
     "flat_grad",
+    "free_port",
     "global_mean_gradient",
+    "join_group",
     "run_ddp_demo",
     "step_gradient",
 ]
@@ -58,6 +61,21 @@ __all__ = [
 #: Memory one spawned gloo process needs (the Python interpreter with torch imported, about
 #: 0.3-0.4 GB resident on Linux, rounded up).
 PROCESS_BYTES = 2**29
+
+
+def free_port() -> int:
+    """A free TCP port on this machine for a local ``env://`` rendezvous."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def join_group(rank: int, world_size: int, port: int) -> None:
+    """Join a gloo group through the standard ``env://`` rendezvous (``MASTER_ADDR`` /
+    ``MASTER_PORT``), as a process started by ``torchrun`` would; for the local demos."""
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", init_method="env://", rank=rank, world_size=world_size)
+
 
 Loss = Literal["ave_token", "mean"]
 
@@ -183,8 +201,8 @@ def demo_packings(lengths: np.ndarray, world_size: int) -> dict[str, list[list[l
     }
 
 
-def _worker(rank: int, world_size: int, store: str, seed: int, out: str) -> None:
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world_size)
+def _worker(rank: int, world_size: int, port: int, seed: int, out: str) -> None:
+    join_group(rank, world_size, port)
     try:
         torch.manual_seed(seed)
         model = TinyCausalLM(vocab=32, dim=32, depth=1, heads=2, max_len=64).double()
@@ -231,8 +249,7 @@ def run_ddp_demo(world_size: int = 2, seed: int = 0) -> dict[str, Any]:
     check_memory("world_size", owner, world_size, PROCESS_BYTES * world_size)
     seed = check_int("seed", owner, seed, low=0)
     with tempfile.TemporaryDirectory() as tmp:
-        store = os.path.join(tmp, "store")
-        mp.spawn(_worker, args=(world_size, store, seed, tmp), nprocs=world_size, join=True)
+        mp.spawn(_worker, args=(world_size, free_port(), seed, tmp), nprocs=world_size, join=True)
         per_rank = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(world_size)]
     torch.manual_seed(seed)
     model = TinyCausalLM(vocab=32, dim=32, depth=1, heads=2, max_len=64).double()

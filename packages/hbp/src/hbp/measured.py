@@ -21,32 +21,30 @@ balance ratio ABR = 1 − mean/max.
 
 from __future__ import annotations
 
-import os
+import json
+import subprocess
+import sys
 import tempfile
-import time
+from dataclasses import asdict
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-import torch.distributed as dist
-import torch.multiprocessing as mp
 
 from hbp.batching import ranks_checked, round_robin
-from hbp.collate import pack_collate
 from hbp.cost import CostModel, cost_model
 from hbp.data import sample_lengths, synth_lengths
 from hbp.dist import PROCESS_BYTES
 from hbp.groups import GroupConfig, assign_to_groups
-from hbp.loss import ave_token_loss
-from hbp.model import TinyCausalLM
 from hbp.packing import greedy_fill, naive_pack, sorted_pack
 from hbp.schedule import HBPScheduler
+from hbp.train import VOCAB
 from paperkit import check_choice, check_int, check_memory, param_error
 
-__all__ = ["PLANS", "measured_epochs", "plan_steps", "scaled_lengths"]
+__all__ = ["PLANS", "epoch_problem", "measured_epochs", "plan_steps", "scaled_lengths"]
 
 PLANS = ("naive", "sorted", "hbp")
-VOCAB, DIM, DEPTH, HEADS = 64, 64, 2, 4
 
 
 def scaled_lengths(n: int, pack_len: int, seed: int = 0) -> np.ndarray:
@@ -109,49 +107,11 @@ def plan_steps(
     return [batch.packs_per_rank for batch in scheduler]
 
 
-def _worker(rank: int, world_size: int, store: str, plans: dict, samples: list, out: str) -> None:
-    torch.set_num_threads(1)
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world_size)
-    try:
-        results = {}
-        max_len = max(int(s.numel()) for s in samples)
-        for name, steps in plans.items():
-            torch.manual_seed(0)
-            model = TinyCausalLM(VOCAB, DIM, DEPTH, HEADS, max_len=max_len)
-            opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-            compute, wall, losses = [], [], []
-            for s, step in enumerate([steps[0], *steps]):  # the first step again: a warm-up
-                mine = step[rank]
-                n_glob = torch.tensor(
-                    [sum(int(samples[i].numel()) - 1 for r in step for p in r for i in p)]
-                )
-                dist.barrier()
-                tic = time.perf_counter()
-                loss_sum = 0.0
-                for pack in mine:
-                    batch = pack_collate([samples[i] for i in pack])
-                    loss = ave_token_loss(
-                        model.token_loss(batch), batch.loss_mask, int(n_glob), world_size
-                    )
-                    loss.backward()
-                    loss_sum += float(loss.detach())
-                busy = time.perf_counter() - tic
-                for p in model.parameters():
-                    if p.grad is None:
-                        p.grad = torch.zeros_like(p)
-                    dist.all_reduce(p.grad)
-                    p.grad /= world_size
-                opt.step()
-                opt.zero_grad(set_to_none=True)
-                dist.barrier()
-                if s > 0:
-                    compute.append(busy)
-                    wall.append(time.perf_counter() - tic)
-                    losses.append(loss_sum)
-            results[name] = {"compute": compute, "wall": wall, "loss": losses}
-        torch.save(results, os.path.join(out, f"rank{rank}.pt"))
-    finally:
-        dist.destroy_process_group()
+def epoch_problem(n_samples: int, pack_len: int, seed: int) -> tuple[np.ndarray, list]:
+    """The lengths (:func:`scaled_lengths`) and random token samples of a measured epoch."""
+    lengths = scaled_lengths(n_samples, pack_len, seed)
+    rng = np.random.default_rng(seed)
+    return lengths, [torch.from_numpy(rng.integers(0, VOCAB, size=int(m))) for m in lengths]
 
 
 def measured_epochs(
@@ -185,34 +145,15 @@ def measured_epochs(
     accum = check_int("accum", owner, accum, low=1)
     seed = check_int("seed", owner, seed, low=0)
     cost = cost_model("cost", owner, cost) if cost is not None else CostModel.preset("8b")
-    lengths = scaled_lengths(n_samples, pack_len, seed)
-    rng = np.random.default_rng(seed)
-    samples = [torch.from_numpy(rng.integers(0, VOCAB, size=int(m))) for m in lengths]
-    plans = {p: plan_steps(p, lengths, pack_len, world_size, accum, cost) for p in PLANS}
     with tempfile.TemporaryDirectory() as tmp:
-        store = os.path.join(tmp, "store")
-        mp.spawn(
-            _worker, args=(world_size, store, plans, samples, tmp), nprocs=world_size, join=True
-        )
-        per_rank = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(world_size)]
-    rows = {}
-    for name in PLANS:
-        compute = np.array([r[name]["compute"] for r in per_rank])  # (ranks, steps)
-        wall = np.max([r[name]["wall"] for r in per_rank], axis=0)
-        abr = 1.0 - compute.mean(axis=0) / compute.max(axis=0)
-        rows[name] = {
-            "epoch s": float(wall.sum()),
-            "steps": int(wall.size),
-            "mean ABR (measured)": float(abr.mean()),
-            "compute s (sum over ranks)": float(compute.sum()),
-            "mean step loss": float(np.mean(per_rank[0][name]["loss"])),
-        }
-    for name in PLANS:
-        rows[name]["speed-up vs naive"] = rows["naive"]["epoch s"] / rows[name]["epoch s"]
-    return {
-        "world_size": world_size,
-        "n_samples": n_samples,
-        "pack_len": pack_len,
-        "tokens": int(lengths.sum()),
-        "plans": rows,
-    }
+        cost_file, out = Path(tmp) / "cost.json", Path(tmp) / "epochs.json"
+        cost_file.write_text(json.dumps(asdict(cost)))
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone"]
+        cmd += ["--nproc-per-node", str(world_size), "-m", "hbp.train"]
+        cmd += ["--n-samples", str(n_samples), "--pack-len", str(pack_len)]
+        cmd += ["--accum", str(accum), "--seed", str(seed), "--cost", str(cost_file)]
+        done = subprocess.run([*cmd, "--out", str(out)], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"torchrun -m hbp.train failed:\n{done.stderr[-4000:]}")
+        summary = json.loads(out.read_text())
+    return {key: summary[key] for key in ("world_size", "n_samples", "pack_len", "tokens", "plans")}

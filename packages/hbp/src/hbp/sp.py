@@ -26,7 +26,7 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 
 from hbp.collate import block_diagonal_mask
-from hbp.dist import PROCESS_BYTES
+from hbp.dist import PROCESS_BYTES, free_port, join_group
 from hbp.model import checked_qkv, varlen_attention
 from paperkit import Described, check_int, check_memory, describe, param_error
 
@@ -104,8 +104,8 @@ def _demo_inputs(seed: int, total: int) -> tuple[torch.Tensor, ...]:
     return q, k, v, weight
 
 
-def _worker(rank: int, world: int, store: str, seed: int, cu: list[int], out: str) -> None:
-    dist.init_process_group("gloo", init_method=f"file://{store}", rank=rank, world_size=world)
+def _worker(rank: int, world: int, port: int, seed: int, cu: list[int], out: str) -> None:
+    join_group(rank, world, port)
     try:
         total = cu[-1]
         chunk = total // world
@@ -137,8 +137,8 @@ def run_sp_demo(world_size: int = 2, seed: int = 0) -> dict[str, Any]:
         raise param_error("world_size", owner, "a divisor of 32", world_size)
     check_memory("world_size", owner, world_size, PROCESS_BYTES * world_size)
     with tempfile.TemporaryDirectory() as tmp:
-        store = os.path.join(tmp, "store")
-        mp.spawn(_worker, args=(world_size, store, seed, cu, tmp), nprocs=world_size, join=True)
+        args = (world_size, free_port(), seed, cu, tmp)
+        mp.spawn(_worker, args=args, nprocs=world_size, join=True)
         parts = [torch.load(os.path.join(tmp, f"rank{r}.pt")) for r in range(world_size)]
     q, k, v, weight = (x.requires_grad_(i < 3) for i, x in enumerate(_demo_inputs(seed, cu[-1])))
     o = varlen_attention(q, k, v, torch.tensor(cu))
