@@ -18,6 +18,8 @@ TINY = {
     "vae_steps": 3,
     "sup_steps": 3,
     "head_steps": 3,
+    "gmm_iter": {"digits": 3},
+    "ablations": ["digits"],
 }
 
 
@@ -61,7 +63,9 @@ def test_tiny_reproduction_writes_valid_results(tmp_path, monkeypatch):
     table = doc["tables"]["auroc_digits"]
     assert [r["detector"] for r in table][0] == "DEnD" and table[-1]["detector"] == "Supervised"
     assert all(0.0 <= r["mean unseen"] <= 1.0 for r in table)
-    assert doc["tables"]["backbone_digits"][0]["balance"] == "center"
+    assert "DEnD + ID head" in [r["detector"] for r in table]  # the ablation rows
+    balances = [r["balance"] for r in doc["tables"]["backbone_digits"]]
+    assert balances[:2] == ["random init (reference)", "center"]
     assert (tmp_path / "idenergy.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -71,7 +75,8 @@ def test_tiny_bench_writes_valid_results(tmp_path, monkeypatch):
     doc = check_results_file(run_bench(PAPER, quick=True, device="cpu", out=tmp_path))
     assert {r["case"] for r in doc["measurements"]} == {"stacked vs looped", "vs n"}
     assert all(r["seconds"] > 0 for r in doc["measurements"])
-    assert len(doc["claims"]) == 3 and all(c["verdict"] in VERDICTS for c in doc["claims"])
+    assert {r["impl"] for r in doc["measurements"]} == {"stacked", "stacked x16", "looped"}
+    assert len(doc["claims"]) == 4 and all(c["verdict"] in VERDICTS for c in doc["claims"])
     assert all((tmp_path / f).is_file() for f in doc["figures"])
 
 
