@@ -2,6 +2,9 @@
 inf, size 0, wrong rank, mismatched shapes, wrong dtype and type, out-of-range values) and
 requires a ValueError or TypeError naming the argument before any work starts."""
 
+import tempfile
+from pathlib import Path
+
 import torch
 from torch import nn
 
@@ -10,7 +13,7 @@ from paperkit.testing import BadInputs, Call, fresh
 
 torch.manual_seed(0)
 VOCAB = 16
-MODEL = dq.TinyLlama(VOCAB, 16, 1, 2, n_kv_heads=1, ffn_dim=32).eval()  # head_dim 8
+MODEL = dq.tiny_llama(VOCAB, 16, 1, 2, n_kv_heads=1, ffn_dim=32).eval()  # head_dim 8
 TOKENS = torch.randint(0, VOCAB, (2, 8))
 STREAM = torch.randint(0, VOCAB, (40,))
 OUT_OF_VOCAB = torch.tensor([[0, VOCAB], [1, 2]])
@@ -20,6 +23,28 @@ R1 = dq.random_orthogonal(16, 1)
 R2S = [dq.random_orthogonal(8, 2)[None]]
 X = torch.randn(32, 8, dtype=torch.float64)
 INDEFINITE = -torch.eye(8, dtype=torch.float64)
+SCRATCH = Path(tempfile.mkdtemp(prefix="dartquant-bad-inputs-"))
+CHECKPOINT = SCRATCH / "checkpoint"
+MODEL.save_pretrained(CHECKPOINT)
+TOKEN_FILE = SCRATCH / "ids.txt"
+TOKEN_FILE.write_text(" ".join(str(int(i)) for i in torch.randint(0, VOCAB, (200,))))
+WORDS_FILE = SCRATCH / "words.txt"
+WORDS_FILE.write_text("not token ids")
+MISSING = SCRATCH / "missing"
+
+
+def _result():
+    return dq.pipeline(MODEL, TOKENS, "quarot", w_bits=4, a_bits=8, kv_bits=8)
+
+
+SAVED = dq.save_quantized(_result(), SCRATCH / "saved")
+_outs = iter(range(10**6))
+
+
+def _out():
+    return SCRATCH / f"out-{next(_outs)}"
+
+
 MODEL_ARGS = {"model": MODEL, "w_bits": 4, "a_bits": 4, "kv_bits": 4, "a_clip": 0.9}
 QUANT_ARGS = {
     **MODEL_ARGS,
@@ -93,16 +118,15 @@ SUITE = BadInputs(
             },
         ),
         Call(
-            dq.TinyLlama,
+            dq.tiny_llama,
+            {"family": "llama"},
             vocab=VOCAB,
             dim=16,
             n_layers=1,
             n_heads=2,
             n_kv_heads=1,
             ffn_dim=32,
-            embed_offset=torch.zeros(16),
-            call={"tokens": TOKENS},
-            shapes={"embed_offset": "16", "tokens": "B T"},
+            ctx=8,
             bad={
                 "vocab": [0, 10**12],
                 "dim": [6, 10**7],
@@ -110,7 +134,8 @@ SUITE = BadInputs(
                 "n_heads": [3],
                 "n_kv_heads": [3],
                 "ffn_dim": [10**12],
-                "tokens": [OUT_OF_VOCAB],
+                "ctx": [0],
+                "family": ["gpt2"],
             },
         ),
         Call(
@@ -326,6 +351,43 @@ SUITE = BadInputs(
             bad={"scale": [0.0, -1.0], "n_channels": [-1, 1000], "seed": [-1]},
         ),
         Call(dq.quantize_model, **QUANT_ARGS),
+        Call(
+            dq.set_online_hadamard,
+            model=fresh(lambda: dq.tiny_llama(VOCAB, 16, 1, 2)),
+            enabled=True,
+        ),
+        Call(
+            dq.set_kv_bits,
+            model=fresh(lambda: dq.tiny_llama(VOCAB, 16, 1, 2)),
+            bits=4,
+            clip_ratio=1.0,
+            bad={"bits": [1, 17], "clip_ratio": [0.0, 1.5]},
+        ),
+        Call(dq.read_token_file, path=TOKEN_FILE, bad={"path": [MISSING, WORDS_FILE, SCRATCH]}),
+        Call(dq.save_quantized, result=fresh(_result), out=fresh(_out), bad={"result": [MODEL]}),
+        Call(dq.load_quantized, path=SAVED, bad={"path": [MISSING, CHECKPOINT, TOKEN_FILE]}),
+        Call(
+            dq.quantize_checkpoint,
+            {"method": "quarot"},
+            model_path=CHECKPOINT,
+            out=fresh(_out),
+            calib=TOKEN_FILE,
+            w_bits=4,
+            a_bits=8,
+            kv_bits=8,
+            weight_quant="rtn",
+            n_calib=4,
+            seq_len=8,
+            seed=0,
+            bad={
+                "model_path": [MISSING, SCRATCH],
+                "calib": [MISSING, WORDS_FILE],
+                "w_bits": [1],
+                "n_calib": [0],
+                "seq_len": [1, 10**6],
+                "seed": [-1],
+            },
+        ),
         Call(dq.quantized_copy, **QUANT_ARGS),
     ],
     exempt={"QuantResult": "the record pipeline returns, built from checked values"},

@@ -1,6 +1,7 @@
 import torch
+import transformers
 
-from dartquant import TinyLlama, decode, encode, heavy_tailed_acts, perplexity, synthetic_text
+from dartquant import decode, encode, heavy_tailed_acts, perplexity, synthetic_text, tiny_llama
 from paperkit.testing import assert_param_error, check_finite
 
 
@@ -14,14 +15,16 @@ def test_text_round_trip_and_determinism():
 
 def test_model_shapes_causality_and_ppl():
     torch.manual_seed(0)
-    model = TinyLlama(96, 32, 1, 4).eval()
+    model = tiny_llama(96, 32, 1, 4).eval()
+    assert isinstance(model, transformers.LlamaForCausalLM)
+    assert isinstance(tiny_llama(96, 32, 1, 4, family="qwen2"), transformers.Qwen2ForCausalLM)
     x = torch.randint(0, 96, (2, 10))
-    y = model(x)
+    y = model(x).logits
     check_finite(y)
     assert y.shape == (2, 10, 96)
     x2 = x.clone()
     x2[:, 7:] = 0
-    assert torch.allclose(model(x2)[:, :7], y[:, :7], atol=1e-5)  # causal
+    assert torch.allclose(model(x2).logits[:, :7], y[:, :7], atol=1e-5)  # causal
     ppl = perplexity(model, torch.randint(0, 96, (300,)), 32)
     assert 50 < ppl < 200  # an untrained model is near uniform over 96 ids
 
@@ -33,13 +36,14 @@ def test_heavy_tailed_acts_have_outlier_channels():
 
 
 def test_model_errors():
-    assert_param_error(TinyLlama, 96, 30, 1, 4, param="n_heads")
-    assert_param_error(TinyLlama, 96, 32, 1, 4, 3, param="n_kv_heads")
-    model = TinyLlama(96, 32, 1, 4)
-    assert_param_error(model, torch.randn(2, 3), param="tokens", exc=TypeError)
-    assert_param_error(model, torch.tensor([[1, 96]]), param="tokens")  # id == vocab
-    assert_param_error(model, torch.tensor([[-1, 2]]), param="tokens")
+    assert_param_error(tiny_llama, 96, 30, 1, 4, param="n_heads")
+    assert_param_error(tiny_llama, 96, 32, 1, 4, 3, param="n_kv_heads")
+    assert_param_error(tiny_llama, 96, 32, 1, 4, family="gpt2", param="family")
+    model = tiny_llama(96, 32, 1, 4)
+    assert_param_error(
+        perplexity, torch.nn.Linear(2, 2), torch.arange(80), param="model", exc=TypeError
+    )
     assert_param_error(encode, "caf\u00e9", param="text")
     assert_param_error(perplexity, model, torch.randint(0, 96, (10,)), 32, param="tokens")
     assert_param_error(perplexity, model, torch.tensor([0, 200] * 40), 32, param="tokens")
-    assert_param_error(TinyLlama, 10**12, 64, param="vocab")  # would not fit in memory
+    assert_param_error(tiny_llama, 10**12, 64, param="vocab")  # would not fit in memory

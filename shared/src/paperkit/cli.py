@@ -24,7 +24,8 @@ import os
 import re
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -38,6 +39,7 @@ from paperkit.results import SCHEMA_VERSION, Report, environment, git_commit, no
 from paperkit.seeding import seed_everything
 
 __all__ = [
+    "Command",
     "catalog_markdown",
     "latest_results",
     "package_main",
@@ -375,14 +377,34 @@ def papers_main(argv: Sequence[str] | None = None) -> int:
     return _dispatch(paper, args)
 
 
-def package_main(paper: Paper, argv: Sequence[str] | None = None) -> int:
-    """Entry point of a package's own command: ``<pkg> reproduce|bench [options]``."""
+@dataclass(frozen=True)
+class Command:
+    """A package's own subcommand beside ``reproduce`` and ``bench``: ``configure`` adds its
+    options to an ``argparse`` parser, ``run`` executes it on the parsed options and returns
+    the exit status."""
+
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+def package_main(
+    paper: Paper, argv: Sequence[str] | None = None, commands: Mapping[str, Command] | None = None
+) -> int:
+    """Entry point of a package's own command: ``<pkg> reproduce|bench [options]``, plus the
+    package's own ``commands`` (e.g. ``dartquant quantize``)."""
     where = f" ({paper.url})" if paper.url else ""
     parser = argparse.ArgumentParser(prog=paper.name, description=f"{paper.title}{where}")
     sub = parser.add_subparsers(dest="command", required=True)
     for kind in ("reproduce", "bench"):
         _add_run_options(sub.add_parser(kind, help=f"run the {kind}"), kind)
-    return _dispatch(paper, parser.parse_args(argv))
+    extra = dict(commands or {})
+    for name, command in extra.items():
+        command.configure(sub.add_parser(name, help=command.help))
+    args = parser.parse_args(argv)
+    if args.command in extra:
+        return extra[args.command].run(args)
+    return _dispatch(paper, args)
 
 
 if __name__ == "__main__":  # pragma: no cover

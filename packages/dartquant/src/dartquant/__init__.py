@@ -24,6 +24,10 @@ if TYPE_CHECKING:  # the same names for static tools; `x as x` marks a re-export
     from dartquant.calibrate import normalize_acts as normalize_acts
     from dartquant.calibrate import rotate_acts as rotate_acts
     from dartquant.cayley import CayleySGD as CayleySGD
+    from dartquant.checkpoint import load_quantized as load_quantized
+    from dartquant.checkpoint import quantize_checkpoint as quantize_checkpoint
+    from dartquant.checkpoint import read_token_file as read_token_file
+    from dartquant.checkpoint import save_quantized as save_quantized
     from dartquant.data import VOCAB as VOCAB
     from dartquant.data import decode as decode
     from dartquant.data import encode as encode
@@ -36,8 +40,10 @@ if TYPE_CHECKING:  # the same names for static tools; `x as x` marks a re-export
     from dartquant.fusion import quantized_copy as quantized_copy
     from dartquant.fusion import rotated_state as rotated_state
     from dartquant.losses import whip_loss as whip_loss
-    from dartquant.model import TinyLlama as TinyLlama
     from dartquant.model import perplexity as perplexity
+    from dartquant.model import set_kv_bits as set_kv_bits
+    from dartquant.model import set_online_hadamard as set_online_hadamard
+    from dartquant.model import tiny_llama as tiny_llama
     from dartquant.qrorth import QROrth as QROrth
     from dartquant.quant import QuantLinear as QuantLinear
     from dartquant.quant import fake_quantize as fake_quantize
@@ -63,7 +69,6 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "QROrth": "qrorth",
         "QuantLinear": "quant",
         "QuantResult": "recipe",
-        "TinyLlama": "model",
         "VOCAB": "data",
         "calibrate_rotation": "calibrate",
         "calibrate_rotations": "recipe",
@@ -77,19 +82,26 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "hadamard": "rotations",
         "heavy_tailed_acts": "data",
         "inject_channel_outliers": "fusion",
+        "load_quantized": "checkpoint",
         "normalize_acts": "calibrate",
         "online_hadamard": "rotations",
         "perplexity": "model",
         "pipeline": "recipe",
         "quantize_act_per_token": "quant",
+        "quantize_checkpoint": "checkpoint",
         "quantize_model": "fusion",
         "quantize_weight_rtn": "quant",
         "quantized_copy": "fusion",
         "random_hadamard": "rotations",
         "random_orthogonal": "rotations",
+        "read_token_file": "checkpoint",
         "rotate_acts": "calibrate",
         "rotated_state": "fusion",
+        "save_quantized": "checkpoint",
+        "set_kv_bits": "model",
+        "set_online_hadamard": "model",
         "synthetic_text": "data",
+        "tiny_llama": "model",
         "token_splits": "data",
         "whip_loss": "losses",
     },

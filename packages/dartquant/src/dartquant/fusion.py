@@ -1,17 +1,19 @@
-"""Rotation fusion (QuaRot / SpinQuant placements) and model quantisation for TinyLlama.
+"""Rotation fusion (QuaRot / SpinQuant placements) and model quantisation for Llama-family models.
 
 With the RMSNorm gains g absorbed into the weights that read the normalised residual stream
 (W ← W diag(g), g ← 1), an orthogonal R1 on the residual stream is exact:
 
-- embedding and offset: E ← E R1 (the residual stream becomes h R1);
+- embedding: E ← E R1 (the residual stream becomes h R1);
 - weights reading it (q, k, v, gate, up, lm_head): W ← W R1, since RMSNorm(h R1) = RMSNorm(h) R1;
-- weights writing it (o, down): W ← R1^T W.
+- weights writing it (o, down): W ← R1^T W (and a bias b ← b R1).
 
 R2 (one h x h matrix per KV head, shared by its query heads) sits between v_proj and o_proj:
-W_v[head k rows] ← R2_k^T W_v[head k rows], W_o[:, head j cols] ← W_o[:, head j cols] R2_{k(j)};
+W_v[head k rows] ← R2_k^T W_v[head k rows] (a bias b_k ← b_k R2_k),
+W_o[:, head j cols] ← W_o[:, head j cols] R2_{k(j)};
 attention mixes V over positions only, so the head outputs rotate by the same R2. R3 (Q and K)
 and R4 (before down_proj, with W_down ← W_down H) are online Hadamards. The rotated model computes
-the same function as the original in exact arithmetic.
+the same function as the original in exact arithmetic. A tied LM head is untied first (the head
+and the embedding absorb different factors).
 """
 
 from __future__ import annotations
@@ -22,7 +24,15 @@ from typing import Any
 import torch
 from torch import nn
 
-from dartquant.model import LINEAR_NAMES, TinyLlama, check_model, token_ids
+from dartquant.model import (
+    LINEAR_NAMES,
+    check_model,
+    geometry,
+    runtime_state,
+    set_kv_bits,
+    set_online_hadamard,
+    token_ids,
+)
 from dartquant.quant import QuantLinear, bit_width, clip_ratio_arg, gptq_quantize
 from dartquant.rotations import online_hadamard_core
 from paperkit import (
@@ -44,9 +54,10 @@ __all__ = [
 ]
 
 _READERS = {
-    "attn_norm": ("attn.q_proj", "attn.k_proj", "attn.v_proj"),
-    "mlp_norm": ("mlp.gate_proj", "mlp.up_proj"),
+    "input_layernorm": ("self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj"),
+    "post_attention_layernorm": ("mlp.gate_proj", "mlp.up_proj"),
 }
+_WRITERS = ("self_attn.o_proj", "mlp.down_proj")
 #: Largest max |R^T R - I| accepted for a rotation.
 ORTHOGONALITY_TOL = 1e-3
 
@@ -66,21 +77,22 @@ def _rotation(name: str, owner: str, R: Any, shape: tuple[int, ...], dtype: torc
 
 
 def _rotations(
-    owner: str, model: TinyLlama, R1: Any, R2s: Any
+    owner: str, model: nn.Module, R1: Any, R2s: Any
 ) -> tuple[torch.Tensor | None, list[torch.Tensor | None] | None]:
     """R1 [d, d] and R2s (per layer [n_kv_heads, h, h] or None), checked and cast to the
     model's dtype."""
-    dtype = model.embed.weight.dtype
-    R1 = _rotation("R1", owner, R1, (model.dim, model.dim), dtype)
+    dtype = model.model.embed_tokens.weight.dtype
+    g = geometry(model)
+    R1 = _rotation("R1", owner, R1, (g.dim, g.dim), dtype)
     if R2s is None:
         return R1, None
-    n = len(model.layers)
+    n = g.n_layers
     if not isinstance(R2s, (list, tuple)) or len(R2s) != n:
         got = (
             f"{len(R2s)} rotations" if isinstance(R2s, (list, tuple)) else f"a {type(R2s).__name__}"
         )
         raise param_error("R2s", owner, f"a list of {n} rotations (one per layer)", Described(got))
-    shape = (model.n_kv_heads, model.head_dim, model.head_dim)
+    shape = (g.n_kv_heads, g.head_dim, g.head_dim)
     return R1, [_rotation("R2s", owner, R2, shape, dtype) for R2 in R2s]
 
 
@@ -106,48 +118,62 @@ def rotated_state(
     return rotated_state_core(model, R1, R2s, online_hadamard)
 
 
+def untie_lm_head(model: nn.Module) -> nn.Module:
+    """Give a model whose LM head shares the embedding matrix a head of its own (same values),
+    in place; the config records it. Returns the model."""
+    emb, head = model.model.embed_tokens.weight, model.lm_head.weight
+    if head is emb or head.data_ptr() == emb.data_ptr():
+        model.lm_head.weight = nn.Parameter(emb.detach().clone())
+        model.config.tie_word_embeddings = False
+    return model
+
+
 def rotated_state_core(
-    model: TinyLlama,
+    model: nn.Module,
     R1: torch.Tensor | None,
     R2s: list[torch.Tensor | None] | None,
     online_hadamard: bool,
 ) -> dict[str, torch.Tensor]:
     """:func:`rotated_state` on checked arguments."""
     state = {k: v.detach() for k, v in model.state_dict().items()}
-    for i in range(len(model.layers)):
-        p = f"layers.{i}."
+    g = geometry(model)
+    layers = [f"model.layers.{i}." for i in range(g.n_layers)]
+    for p in layers:
         for norm, readers in _READERS.items():
-            g = state[f"{p}{norm}.weight"]
+            gain = state[f"{p}{norm}.weight"]
             for r in readers:
-                state[f"{p}{r}.weight"] = state[f"{p}{r}.weight"] * g
-            state[f"{p}{norm}.weight"] = torch.ones_like(g)
-    state["lm_head.weight"] = state["lm_head.weight"] * state["norm.weight"]
-    state["norm.weight"] = torch.ones_like(state["norm.weight"])
+                state[f"{p}{r}.weight"] = state[f"{p}{r}.weight"] * gain
+            state[f"{p}{norm}.weight"] = torch.ones_like(gain)
+    state["lm_head.weight"] = state["lm_head.weight"] * state["model.norm.weight"]
+    state["model.norm.weight"] = torch.ones_like(state["model.norm.weight"])
     if R1 is not None:
-        state["embed.weight"] = state["embed.weight"] @ R1
-        state["embed_offset"] = state["embed_offset"] @ R1
+        state["model.embed_tokens.weight"] = state["model.embed_tokens.weight"] @ R1
         state["lm_head.weight"] = state["lm_head.weight"] @ R1
-        for i in range(len(model.layers)):
-            p = f"layers.{i}."
-            for r in (*_READERS["attn_norm"], *_READERS["mlp_norm"]):
+        for p in layers:
+            for r in (*_READERS["input_layernorm"], *_READERS["post_attention_layernorm"]):
                 state[f"{p}{r}.weight"] = state[f"{p}{r}.weight"] @ R1
-            for w in ("attn.o_proj", "mlp.down_proj"):
+            for w in _WRITERS:
                 state[f"{p}{w}.weight"] = R1.T @ state[f"{p}{w}.weight"]
-    n_kv, h, group = model.n_kv_heads, model.head_dim, model.n_heads // model.n_kv_heads
-    for i, R2 in enumerate(R2s or []):
+                if f"{p}{w}.bias" in state:
+                    state[f"{p}{w}.bias"] = state[f"{p}{w}.bias"] @ R1
+    n_kv, h, group = g.n_kv_heads, g.head_dim, g.n_heads // g.n_kv_heads
+    for p, R2 in zip(layers, R2s or [], strict=False):
         if R2 is None:
             continue
-        p = f"layers.{i}.attn."
+        p = f"{p}self_attn."
         Wv = state[f"{p}v_proj.weight"].reshape(n_kv, h, -1)
         state[f"{p}v_proj.weight"] = torch.einsum("kji,kjd->kid", R2, Wv).reshape(n_kv * h, -1)
+        if f"{p}v_proj.bias" in state:
+            bv = state[f"{p}v_proj.bias"].reshape(n_kv, h)
+            state[f"{p}v_proj.bias"] = torch.einsum("kj,kji->ki", bv, R2).reshape(-1)
         Wo = state[f"{p}o_proj.weight"].reshape(-1, n_kv * group, h)
         R2_heads = R2.repeat_interleave(group, dim=0)
         state[f"{p}o_proj.weight"] = torch.einsum("dji,jik->djk", Wo, R2_heads).reshape(
             Wo.shape[0], -1
         )
     if online_hadamard:
-        for i in range(len(model.layers)):
-            key = f"layers.{i}.mlp.down_proj.weight"
+        for p in layers:
+            key = f"{p}mlp.down_proj.weight"
             state[key] = online_hadamard_core(state[key])
     return state
 
@@ -175,17 +201,19 @@ def fuse_rotations(
         )
     R1, R2s = _rotations(owner, model, R1, R2s)
     online_hadamard = check_bool("online_hadamard", owner, online_hadamard)
-    if online_hadamard and not model.hadamard_ready():
+    g = geometry(model)
+    if online_hadamard and not g.hadamard_ready():
         raise param_error(
             "model",
             owner,
             "a model whose head_dim and ffn_dim are powers of 2 (online_hadamard=True)",
-            Described(f"a model with head_dim={model.head_dim}, ffn_dim={model.ffn_dim}"),
+            Described(f"a model with head_dim={g.head_dim}, ffn_dim={g.ffn_dim}"),
         )
+    untie_lm_head(model)
     with torch.no_grad():
         model.load_state_dict(rotated_state_core(model, R1, R2s, online_hadamard))
     if online_hadamard:
-        model.set_online_hadamard(True)
+        set_online_hadamard(model, True)
     return model
 
 
@@ -203,18 +231,21 @@ def inject_channel_outliers(
     owner = "inject_channel_outliers"
     check_model(model, owner)
     scale = check_real("scale", owner, scale, low=0, low_open=True)
-    widest = min(model.n_kv_heads * model.head_dim, model.ffn_dim)
+    g = geometry(model)
+    widest = min(g.n_kv_heads * g.head_dim, g.ffn_dim)
     n_channels = check_int("n_channels", owner, n_channels, low=0, high=widest)
     seed = check_int("seed", owner, seed, low=0)
     gen = torch.Generator().manual_seed(seed)
     with torch.no_grad():
-        for layer in model.layers:
+        for layer in model.model.layers:
             for write, read in (
-                (layer.attn.v_proj, layer.attn.o_proj),
+                (layer.self_attn.v_proj, layer.self_attn.o_proj),
                 (layer.mlp.up_proj, layer.mlp.down_proj),
             ):
                 idx = torch.randperm(write.out_features, generator=gen)[:n_channels]
                 write.weight[idx] *= scale
+                if write.bias is not None:
+                    write.bias[idx] *= scale
                 read.weight[:, idx] /= scale
     return model
 
@@ -224,7 +255,7 @@ def _input_hessians(model: nn.Module, tokens: torch.Tensor) -> dict[str, torch.T
     """H = X^T X of every projection's input over the calibration tokens."""
     hessians: dict[str, torch.Tensor] = {}
     hooks = []
-    for i, layer in enumerate(model.layers):
+    for i, layer in enumerate(model.model.layers):
         for name in LINEAR_NAMES:
             key = f"{i}.{name}"
 
@@ -258,7 +289,7 @@ def _quant_args(owner: str, model: Any, **kw: Any) -> dict[str, Any]:
     args["weight_quant"] = check_choice("weight_quant", owner, kw["weight_quant"], ("rtn", "gptq"))
     tokens = kw["calib_tokens"]
     if tokens is not None:
-        tokens = token_ids("calib_tokens", owner, tokens, model.vocab, ndim=2)
+        tokens = token_ids("calib_tokens", owner, tokens, geometry(model).vocab, ndim=2)
     elif args["weight_quant"] == "gptq" and args["w_bits"] is not None:
         raise param_error(
             "calib_tokens", owner, "a token tensor [N, T] for GPTQ", Described("None")
@@ -268,7 +299,7 @@ def _quant_args(owner: str, model: Any, **kw: Any) -> dict[str, Any]:
 
 
 def _quantize(
-    model: TinyLlama,
+    model: nn.Module,
     *,
     w_bits: int | None,
     a_bits: int | None,
@@ -277,13 +308,14 @@ def _quantize(
     kv_clip: float,
     weight_quant: str,
     calib_tokens: torch.Tensor | None,
-) -> TinyLlama:
+) -> nn.Module:
+    online = runtime_state(model)["online_hadamard"]  # R4 lives on down_proj, replaced below
     hessians = {}
     if weight_quant == "gptq" and w_bits is not None:
         hessians = _input_hessians(model, calib_tokens)
-    for i, layer in enumerate(model.layers):
+    for i, layer in enumerate(model.model.layers):
         for name in LINEAR_NAMES:
-            parent_name, child = name.split(".")
+            parent_name, child = name.rsplit(".", 1)
             parent = layer.get_submodule(parent_name)
             q = QuantLinear.from_linear(
                 getattr(parent, child), w_bits=w_bits, a_bits=a_bits, a_clip=a_clip
@@ -293,7 +325,8 @@ def _quantize(
                     q.weight.copy_(gptq_quantize(q.weight, hessians[f"{i}.{name}"], w_bits))
                 q.weight_prequantized = True
             setattr(parent, child, q)
-    model.set_kv_bits(kv_bits, kv_clip)
+    set_online_hadamard(model, online)
+    set_kv_bits(model, kv_bits, kv_clip)
     return model
 
 

@@ -202,12 +202,12 @@ def gptq_quantize(
 
 
 class QuantLinear(nn.Module):
-    """A bias-free linear layer with fake-quantised input and weight.
+    """A linear layer with fake-quantised input and weight.
 
-    forward(x) = Q_a(x) Q_w(W)^T with Q_a per-token (``a_bits``, asymmetric, ``a_clip``) and Q_w
-    RTN (``w_bits``, symmetric, per output channel or per ``w_group`` input columns); ``None``
-    keeps that side in full precision. ``weight_prequantized`` marks a weight already on its
-    grid (GPTQ), used as is.
+    forward(x) = Q_a(x) Q_w(W)^T (+ b, kept in full precision, when ``bias``) with Q_a per-token
+    (``a_bits``, asymmetric, ``a_clip``) and Q_w RTN (``w_bits``, symmetric, per output channel
+    or per ``w_group`` input columns); ``None`` keeps that side in full precision.
+    ``weight_prequantized`` marks a weight already on its grid (GPTQ), used as is.
 
     Shapes: ``x`` is ``[..., in_features]`` (any leading dims) in the layer's dtype (another
     dtype is refused: convert the layer or the input with ``.to``); the output is
@@ -222,6 +222,7 @@ class QuantLinear(nn.Module):
         a_bits: int | None = 4,
         a_clip: float = 0.9,
         w_group: int | None = None,
+        bias: bool = False,
     ) -> None:
         super().__init__()
         owner = "QuantLinear"
@@ -237,21 +238,26 @@ class QuantLinear(nn.Module):
         self.weight_prequantized = False
         self.weight = nn.Parameter(torch.empty(out_features, in_features))
         nn.init.normal_(self.weight, std=in_features**-0.5)
+        self.bias = (
+            nn.Parameter(torch.zeros(out_features)) if check_bool("bias", owner, bias) else None
+        )
 
     @classmethod
     def from_linear(cls, linear: nn.Linear, **kw: Any) -> QuantLinear:
-        """A QuantLinear holding a copy of ``linear``'s weight (which must have no bias)."""
-        if not isinstance(linear, nn.Linear) or linear.bias is not None:
+        """A QuantLinear holding a copy of ``linear``'s weight and bias."""
+        if not isinstance(linear, nn.Linear):
             raise param_error(
                 "linear",
                 "QuantLinear.from_linear",
-                "a bias-free nn.Linear",
+                "an nn.Linear",
                 Described(f"a {type(linear).__name__}"),
                 cls=TypeError,
             )
-        q = cls(linear.in_features, linear.out_features, **kw)
+        q = cls(linear.in_features, linear.out_features, bias=linear.bias is not None, **kw)
         q = q.to(linear.weight.device, linear.weight.dtype)
         q.weight.data.copy_(linear.weight.data)
+        if linear.bias is not None:
+            q.bias.data.copy_(linear.bias.data)
         return q
 
     def quantized_weight(self) -> torch.Tensor:
@@ -270,7 +276,7 @@ class QuantLinear(nn.Module):
             )
         if self.a_bits is not None:
             x = fake_quantize_core(x, self.a_bits, False, self.a_clip)[0]
-        return F.linear(x, self.quantized_weight())
+        return F.linear(x, self.quantized_weight(), self.bias)
 
     def extra_repr(self) -> str:
         return (

@@ -30,8 +30,8 @@ from torch.func import functional_call
 
 from dartquant.calibrate import calibrate_rotation
 from dartquant.cayley import CayleySGD
-from dartquant.fusion import fuse_rotations, quantize_model, rotated_state_core
-from dartquant.model import TinyLlama, check_model, token_ids
+from dartquant.fusion import fuse_rotations, quantize_model, rotated_state_core, untie_lm_head
+from dartquant.model import check_model, geometry, set_online_hadamard, token_ids
 from dartquant.quant import bit_width
 from dartquant.rotations import is_power_of_two, random_hadamard
 from paperkit import (
@@ -75,10 +75,11 @@ class QuantResult:
     info: dict[str, Any] = field(default_factory=dict)
 
 
-def _cache_bytes(model: TinyLlama, tokens: torch.Tensor) -> int:
+def _cache_bytes(model: nn.Module, tokens: torch.Tensor) -> int:
     """float32 bytes of the activation caches (X1: 2 per layer, X2: 1 per layer, each
     [N T, d]) and of one normalised copy."""
-    return 2 * 4 * 3 * len(model.layers) * tokens.numel() * model.dim
+    g = geometry(model)
+    return 2 * 4 * 3 * g.n_layers * tokens.numel() * g.dim
 
 
 def collect_activations(
@@ -93,7 +94,7 @@ def collect_activations(
     """
     owner = "collect_activations"
     check_model(model, owner)
-    tokens = token_ids("tokens", owner, tokens, model.vocab, ndim=2)
+    tokens = token_ids("tokens", owner, tokens, geometry(model).vocab, ndim=2)
     batch = check_int("batch", owner, batch, low=1)
     check_memory(
         "tokens", owner, Described(f"{tokens.numel()} tokens"), _cache_bytes(model, tokens)
@@ -103,21 +104,22 @@ def collect_activations(
 
 @torch.no_grad()
 def _collect(
-    model: TinyLlama, tokens: torch.Tensor, batch: int = 16
+    model: nn.Module, tokens: torch.Tensor, batch: int = 16
 ) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    g = geometry(model)
     x1: list[torch.Tensor] = []
-    x2: list[list[torch.Tensor]] = [[] for _ in model.layers]
+    x2: list[list[torch.Tensor]] = [[] for _ in range(g.n_layers)]
     hooks = []
-    for i, layer in enumerate(model.layers):
-        for norm in (layer.attn_norm, layer.mlp_norm):
+    for i, layer in enumerate(model.model.layers):
+        for norm in (layer.input_layernorm, layer.post_attention_layernorm):
             hooks.append(
                 norm.register_forward_pre_hook(
                     lambda _m, a: x1.append(a[0].reshape(-1, a[0].shape[-1]))
                 )
             )
         hooks.append(
-            layer.attn.o_proj.register_forward_pre_hook(
-                lambda _m, a, i=i: x2[i].append(a[0].reshape(-1, model.n_heads, model.head_dim))
+            layer.self_attn.o_proj.register_forward_pre_hook(
+                lambda _m, a, i=i: x2[i].append(a[0].reshape(-1, g.n_heads, g.head_dim))
             )
         )
     try:
@@ -135,7 +137,8 @@ def _calibration_args(
     """The arguments of :func:`calibrate_rotations`, checked for ``owner`` (the function the
     user called): returns them converted, with the int64 tokens under ``"tokens"``."""
     check_model(model, owner)
-    tokens = token_ids("calib_tokens", owner, calib_tokens, model.vocab, ndim=2)
+    g = geometry(model)
+    tokens = token_ids("calib_tokens", owner, calib_tokens, g.vocab, ndim=2)
     if tokens.shape[1] < 2:
         raise param_error(
             "calib_tokens",
@@ -144,14 +147,12 @@ def _calibration_args(
             Described(f"a tensor of shape {tuple(tokens.shape)}"),
         )
     check_choice("method", owner, method, METHODS)
-    if method != "none" and not (is_power_of_two(model.dim) and model.hadamard_ready()):
+    if method != "none" and not (is_power_of_two(g.dim) and g.hadamard_ready()):
         raise param_error(
             "model",
             owner,
             "a model whose dim, head_dim and ffn_dim are powers of 2 (Hadamard rotations)",
-            Described(
-                f"a model with dim={model.dim}, head_dim={model.head_dim}, ffn_dim={model.ffn_dim}"
-            ),
+            Described(f"a model with dim={g.dim}, head_dim={g.head_dim}, ffn_dim={g.ffn_dim}"),
         )
     unknown = sorted(set(options) - set(CALIBRATION_DEFAULTS))
     if unknown:
@@ -199,7 +200,7 @@ def _calibration_args(
 
 
 def _spinquant_lite(
-    model: TinyLlama,
+    model: nn.Module,
     tokens: torch.Tensor,
     *,
     bits: tuple,
@@ -211,18 +212,16 @@ def _spinquant_lite(
 ) -> tuple[torch.Tensor, list[torch.Tensor], dict[str, Any]]:
     """Cayley SGD on R1 and all R2 of the fake-quantised model's next-token loss."""
     qmodel = copy.deepcopy(model)
-    qmodel.set_online_hadamard(True)
+    set_online_hadamard(qmodel, True)
     quantize_model(qmodel, *bits)
     for p in qmodel.parameters():
         p.requires_grad_(False)
-    d, n_kv, h = model.dim, model.n_kv_heads, model.head_dim
+    g = geometry(model)
+    d, n_kv, h = g.dim, g.n_kv_heads, g.head_dim
     R1 = nn.Parameter(random_hadamard(d, seed))
     R2 = nn.Parameter(
         torch.stack(
-            [
-                torch.stack([random_hadamard(h, seed + 1 + i)] * n_kv)
-                for i in range(len(model.layers))
-            ]
+            [torch.stack([random_hadamard(h, seed + 1 + i)] * n_kv) for i in range(g.n_layers)]
         )
     )
     opt = CayleySGD([R1, R2], lr=lr, momentum=0.9)
@@ -232,7 +231,7 @@ def _spinquant_lite(
         rows = torch.randint(0, len(tokens), (min(batch, len(tokens)),), generator=gen)
         x = tokens[rows]
         state = rotated_state_core(model, R1, list(R2), True)
-        logits = functional_call(qmodel, state, (x[:, :-1],))
+        logits = functional_call(qmodel, state, (x[:, :-1],)).logits
         loss = F.cross_entropy(logits.flatten(0, 1), x[:, 1:].flatten())
         opt.zero_grad(set_to_none=True)
         loss.backward()
@@ -287,7 +286,7 @@ def calibrate_rotations(
 
 
 def _calibrate(
-    model: TinyLlama,
+    model: nn.Module,
     method: str,
     *,
     tokens: torch.Tensor,
@@ -303,12 +302,13 @@ def _calibrate(
 ) -> tuple[torch.Tensor | None, list[torch.Tensor] | None, dict[str, Any]]:
     if method == "none":
         return None, None, {}
+    g = geometry(model)
     if method == "quarot":
         R2s = [
-            torch.stack([random_hadamard(model.head_dim, seed + 1 + i)] * model.n_kv_heads)
-            for i in range(len(model.layers))
+            torch.stack([random_hadamard(g.head_dim, seed + 1 + i)] * g.n_kv_heads)
+            for i in range(g.n_layers)
         ]
-        return random_hadamard(model.dim, seed), R2s, {}
+        return random_hadamard(g.dim, seed), R2s, {}
     if method == "spinquant_lite":
         return _spinquant_lite(
             model,
@@ -334,7 +334,7 @@ def _calibrate(
             parametrization=param,
             normalize=normalize,
             seed=seed + 1 + i,
-            n_kv_heads=model.n_kv_heads,
+            n_kv_heads=g.n_kv_heads,
             accumulation_steps=2,
         )
         R2s.append(R2)
@@ -367,7 +367,7 @@ def pipeline(
     """Rotate (per ``method``, see the module doc) and quantise a copy of ``model``.
 
     Args:
-        model: a full-precision TinyLlama (not modified).
+        model: a full-precision Llama-family transformers causal LM (not modified).
         calib_tokens: calibration sequences, an integer tensor [n_sequences, seq_len >= 2] of
             ids in ``[0, vocab)`` (other ids are refused).
         method: one of :data:`METHODS`.
@@ -389,6 +389,8 @@ def pipeline(
     check_choice("weight_quant", owner, weight_quant, ("rtn", "gptq"))
     options = {"e2e_bits": (None, a_bits, kv_bits), **calib_kw, "seed": seed}
     args = _calibration_args(owner, model, calib_tokens, method, options)
+    if method != "none" and model.lm_head.weight is model.model.embed_tokens.weight:
+        model = untie_lm_head(copy.deepcopy(model))  # R1 enters the head and embedding apart
     start = time.perf_counter()
     R1, R2s, info = _calibrate(model, method, **args)
     seconds = time.perf_counter() - start

@@ -1,8 +1,9 @@
 """Small-scale reproduction: ``dartquant reproduce [--quick] [--seed N] [--out DIR]``.
 
-1. A TinyLlama (d=64, 2 layers, 4 heads, h=16, vocab 96) is trained from scratch on seeded
-   synthetic grammar text with a fixed offset on 4 residual channels (30x the channel RMS), then
-   gets function-preserving x30 channel scalings at the R2 (v→o) and R4 (up→down) points.
+1. A transformers ``LlamaForCausalLM`` (d=64, 2 layers, 4 heads, h=16, vocab 96) is trained from
+   scratch on seeded synthetic grammar text with a fixed offset on 4 residual channels (30x the
+   channel RMS), then gets function-preserving x30 channel scalings at the R2 (v→o) and R4
+   (up→down) points.
 2. Every method of :data:`dartquant.METHODS` rotates it using 32 calibration sequences x 64
    tokens; validation perplexity is measured at W4A4KV4 and W4A8KV8 (RTN), with the calibration
    wall time and the peak memory of a short run of the same calibration
@@ -130,10 +131,10 @@ def _claims(by: dict[str, dict[str, Any]], sweep: list[dict[str, Any]], e2e_step
                 paper=paper,
                 measured=measured,
                 verdict=verdict,
-                why="held when both the time and the peak-memory ratio exceed 1; a d=64 TinyLlama "
-                "on a shared CPU, so only the direction is tested: the 70B magnitudes (weights "
-                "and activations of a full forward/backward against a layer's cache) cannot "
-                "appear at this scale",
+                why="held when both the time and the peak-memory ratio exceed 1; a d=64 "
+                "LlamaForCausalLM on a shared CPU, so only the direction is tested: the 70B "
+                "magnitudes (weights and activations of a full forward/backward against a layer's "
+                "cache) cannot appear at this scale",
             )
         )
     statement = "DartQuant gives lower W4A4KV4 perplexity than QuaRot's random Hadamard rotation"
@@ -226,8 +227,9 @@ def build_setting(
 ) -> tuple[torch.nn.Module, list[float], torch.Tensor, torch.Tensor]:
     """The reproduction's model, training losses, calibration windows and validation ids.
 
-    A TinyLlama trained ``train_steps`` steps on synthetic text, with channel outliers injected;
-    32 calibration windows of 64 tokens from the training text; ``val_chars`` held-out ids.
+    A tiny ``LlamaForCausalLM`` trained ``train_steps`` steps on synthetic text, with channel
+    outliers injected; 32 calibration windows of 64 tokens from the training text; ``val_chars``
+    held-out ids.
     """
     train_ids, val_ids = token_splits(n_chars, seed=seed)
     model, losses = train_tiny_llama(train_ids, steps=train_steps, seed=seed)
@@ -264,7 +266,7 @@ def reproduce(
     X1, X2 = collect_activations(model, calib)
     ratio = lambda x: float((x.abs().amax(-1) / x.pow(2).mean(-1).sqrt()).mean())  # noqa: E731
     down_in = []
-    hook = model.layers[0].mlp.down_proj.register_forward_pre_hook(
+    hook = model.model.layers[0].mlp.down_proj.register_forward_pre_hook(
         lambda _m, a: down_in.append(a[0])
     )
     with torch.no_grad():
@@ -317,7 +319,7 @@ def reproduce(
             "calib_peak_bytes": peak,
         }
         details[method] = runs
-    title = f"TinyLlama d=64, {train_steps} training steps, validation PPL (RTN weights)"
+    title = f"LlamaForCausalLM d=64, {train_steps} training steps, validation PPL (RTN weights)"
     print_table(rows, title=title)
     print_table([outliers], title="Outliers of the cached activations (mean max/RMS per token)")
     sweep = [time_to_target(d, seed=seed) for d in progress(sweep_dims, "d-sweep")]

@@ -2,8 +2,8 @@
 
 ``python -m dartquant.seed_study [--seeds 10] [--train-steps 1000] [--out FILE]``
 
-On the full reproduction's model (TinyLlama d=64 trained 1000 steps, channel outliers injected,
-32 calibration windows, 40k validation characters), for rotation seeds 0..S-1:
+On the full reproduction's model (LlamaForCausalLM d=64 trained 1000 steps, channel outliers
+injected, 32 calibration windows, 40k validation characters), for rotation seeds 0..S-1:
 
 - ``QuaRot``: random Hadamard R1 and R2 of that seed;
 - ``DartQuant``: Whip + QR-Orth calibration **started from the same random Hadamards**, so the
