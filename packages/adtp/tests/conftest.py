@@ -1,5 +1,8 @@
+# Building the first torch.optim optimiser imports torch._dynamo (tens of seconds of CPU in a fresh
+# environment on a loaded machine): import it at collection, outside every test's timeout.
 import pytest
 import torch
+import torch._dynamo  # noqa: F401
 
 from adtp.data import needle_task
 from adtp.model import PrunableEncoder

@@ -9,6 +9,7 @@ from paperkit.testing import check_results_file
 
 TINY = {
     "train": 64,
+    "clean_train": 48,
     "test": 40,
     "teacher_epochs": 1,
     "ig_train": 16,

@@ -6,7 +6,15 @@ import torch
 from adtp.data import needle_task
 from adtp.losses import attribution_loss, flops_loss, standardise
 from adtp.model import PrunableEncoder
-from adtp.train import ADTPConfig, content_mask, ig_targets, make_loader, train_adtp, train_teacher
+from adtp.train import (
+    ADTPConfig,
+    _ig_targets_many,
+    content_mask,
+    ig_targets,
+    make_loader,
+    train_adtp,
+    train_teacher,
+)
 
 
 def _setup(seed=0):
@@ -46,6 +54,45 @@ def test_ig_targets_are_distributions_over_content_tokens():
     )
     assert gh.shape == (4, 2, x.input_ids.shape[1])
     assert torch.allclose(gh.sum(-1), torch.ones(4, 2), atol=1e-5)
+
+
+@pytest.mark.parametrize("layer", ["embedding", "hidden"])
+def test_one_ig_pass_gives_both_targets(layer):
+    """The ablations' single pass equals two ig_targets calls; |IG| puts weight on tokens that
+    max(IG, 0) zeroes (negative attributions), and agrees with it where IG > 0 up to scale."""
+    model, x = _setup()
+    ids, mask, y = x.input_ids[:12], x.attention_mask[:12], x.labels[:12]
+    signed, absolute = _ig_targets_many(
+        model, ids, mask, y, steps=3, method="riemann_right", ig_layer=layer
+    )
+    for flag, got in ((False, signed), (True, absolute)):
+        want = ig_targets(model, ids, mask, y, steps=3, ig_layer=layer, absolute=flag)
+        assert torch.equal(got, want)
+    assert bool(((signed == 0) & (absolute > 0)).any())  # tokens voting against the label
+    # where IG > 0 both are |IG| over a row total: |IG| target = max target * (S+ / S_abs)
+    positive = absolute.where(signed > 0, 0)
+    assert torch.allclose(positive, signed * positive.sum(-1, keepdim=True), atol=1e-6)
+
+
+def test_per_layer_targets_train_like_one_shared_target():
+    """(B, K, N) targets (ig_layer="hidden") are trimmed on the token axis like (B, N) ones:
+    K copies of one target train exactly as the shared target does."""
+    teacher, x = _setup()
+    g = ig_targets(teacher, x.input_ids, x.attention_mask, x.labels, steps=2)
+    K = len(teacher.prune_layers)
+    runs = []
+    for target in (g, g[:, None].expand(-1, K, -1).contiguous()):
+        loader = make_loader(x.input_ids, x.attention_mask, x.labels, target, batch_size=8)
+        widths = [int(mask.sum(1).max()) for _, mask, _, _ in loader]
+        assert min(widths) < x.input_ids.shape[1]  # some batches are trimmed
+        student = copy.deepcopy(teacher)
+        history = train_adtp(student, teacher, loader, ADTPConfig(phi=0.5, joint_epochs=1))
+        runs.append((history, [p.detach().clone() for p in student.parameters()]))
+    (h2, w2), (h3, w3) = runs
+    assert h2.keys() == h3.keys()
+    for name in h2:
+        assert h2[name] == pytest.approx(h3[name], rel=1e-6, abs=1e-9)
+    assert all(torch.allclose(a, b, atol=1e-6) for a, b in zip(w2, w3, strict=True))
 
 
 def test_ig_targets_leave_requires_grad_as_found():

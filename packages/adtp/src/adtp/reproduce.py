@@ -29,25 +29,27 @@ from adtp.model import PrunableEncoder, keep_counts
 from adtp.train import ADTPConfig, ig_targets, make_loader, train_adtp, train_teacher
 from paperkit import Claim, Report, figure, print_table, progress, save_figure
 
-__all__ = ["RUNS", "reproduce", "run_variant"]
+__all__ = ["RUNS", "reproduce", "run_variant", "teacher_for", "train_and_compare"]
 
-#: Sizes of the quick (True) and full (False) runs. ``decoy_free_adtp``: also train AD-TP and the
-#: baselines on the decoy-free data (else the decoy-free variant measures the teacher's
-#: precision@k only).
+#: Sizes of the quick (True) and full (False) runs. ``clean_train``: training sequences of the
+#: decoy-free variant; ``decoy_free_adtp``: also train AD-TP and the baselines on the decoy-free
+#: data (else the decoy-free variant measures the teacher's accuracy and precision@k only).
 RUNS: dict[bool, dict[str, Any]] = {
     True: {
         "train": 2000,
+        "clean_train": 1000,
         "test": 1000,
         "teacher_epochs": 4,
         "ig_train": 1000,
         "ig_steps": 8,
         "joint_epochs": 2,
-        "precision_items": 300,
-        "precision_steps": 16,
+        "precision_items": 200,
+        "precision_steps": 8,
         "decoy_free_adtp": False,
     },
     False: {
         "train": 6000,
+        "clean_train": 6000,
         "test": 2000,
         "teacher_epochs": 5,
         "ig_train": 6000,
@@ -79,10 +81,12 @@ def _reduction(flops: torch.Tensor, full: torch.Tensor) -> float:
     return float(full.double().sum() / flops.double().sum())
 
 
-def run_variant(decoys: bool, run: dict[str, Any], seed: int, prune: bool = True) -> dict[str, Any]:
-    """One data variant end to end; returns rows, the precision numbers and per-row results.
-    ``prune=False``: the teacher and its precision@k only."""
-    train = needle_task(run["train"], seed=seed, decoys=decoys, **DATA)
+def teacher_for(decoys: bool, run: dict[str, Any], seed: int) -> tuple[Any, Any, PrunableEncoder]:
+    """The training and test data of one variant and the teacher trained on it (stage i);
+    the decoy-free variant trains on ``run["clean_train"]`` sequences."""
+    train = needle_task(
+        run["train"] if decoys else run["clean_train"], seed=seed, decoys=decoys, **DATA
+    )
     test = needle_task(run["test"], seed=seed + 10_000, decoys=decoys, **DATA)
     torch.manual_seed(seed)
     teacher = PrunableEncoder(**MODEL)
@@ -94,13 +98,20 @@ def run_variant(decoys: bool, run: dict[str, Any], seed: int, prune: bool = True
         epochs=run["teacher_epochs"],
         seed=seed,
     )
-    ids, mask, y = test.input_ids, test.attention_mask, test.labels
-    full = evaluate(lambda i, m: teacher(i, m), ids, mask, y)
+    return train, test, teacher
+
+
+def run_variant(decoys: bool, run: dict[str, Any], seed: int, prune: bool = True) -> dict[str, Any]:
+    """One data variant end to end; returns rows, the precision numbers and per-row results.
+    ``prune=False``: the teacher and its precision@k only."""
+    train, test, teacher = teacher_for(decoys, run, seed)
     if not prune:
-        rows = [_row(decoys, "teacher (no pruning)", full, full, seed)]
+        full = evaluate(
+            lambda i, m: teacher(i, m), test.input_ids, test.attention_mask, test.labels
+        )
         return {
-            "rows": rows,
-            "precision": _precision(teacher, None, test, y, run),
+            "rows": [_row(decoys, "teacher (no pruning)", full, full, seed)],
+            "precision": _precision(teacher, None, test, test.labels, run),
             "history": {},
             "schedule": None,
             "spearman": None,
@@ -114,12 +125,32 @@ def run_variant(decoys: bool, run: dict[str, Any], seed: int, prune: bool = True
         train.labels[:n_ig],
         steps=run["ig_steps"],
     )
+    result = train_and_compare(teacher, train, test, targets, run, seed, decoys)
+    result["precision"] = _precision(teacher, result.pop("student"), test, test.labels, run)
+    return result
+
+
+def train_and_compare(
+    teacher: PrunableEncoder,
+    train: Any,
+    test: Any,
+    targets: torch.Tensor,
+    run: dict[str, Any],
+    seed: int,
+    decoys: bool,
+) -> dict[str, Any]:
+    """Stages (ii) and (iii) against the IG ``targets``, then AD-TP, the teacher and the
+    FLOPs-matched fixed-ratio baselines on the test set: rows, the paired margins of AD-TP over
+    each baseline, the Spearman correlations of the per-sequence budget, and the student."""
     loader = make_loader(train.input_ids, train.attention_mask, train.labels, targets, seed=seed)
     cfg = ADTPConfig(phi=PHI, joint_epochs=run["joint_epochs"], seed=seed)
     posthoc = copy.deepcopy(teacher)  # stage (ii) only: IG predictors on the frozen teacher
     train_adtp(posthoc, teacher, loader, replace(cfg, joint_epochs=0))
     student = copy.deepcopy(posthoc)
     history = train_adtp(student, teacher, loader, replace(cfg, predictor_epochs=0))
+
+    ids, mask, y = test.input_ids, test.attention_mask, test.labels
+    full = evaluate(lambda i, m: teacher(i, m), ids, mask, y)
 
     ours = evaluate(lambda i, m: student(i, m, "hard"), ids, mask, y)
     ratio = float(ours["flops"].double().sum() / full["flops"].double().sum())
@@ -138,7 +169,6 @@ def run_variant(decoys: bool, run: dict[str, Any], seed: int, prune: bool = True
         for name, res in results.items()
         if name.startswith("fixed")
     }
-    precision = _precision(teacher, student, test, y, run)
     lengths = mask.sum(1).double()
     kept = (ours["kept_counts"].double() / lengths[:, None]).mean(1)
     signals = test.signal_mask.sum(1).double()
@@ -163,7 +193,7 @@ def run_variant(decoys: bool, run: dict[str, Any], seed: int, prune: bool = True
     }
     return {
         "rows": rows,
-        "precision": precision,
+        "student": student,
         "history": history,
         "schedule": schedule,
         "spearman": spearman,

@@ -90,9 +90,10 @@ def _check_data(owner: str, input_ids, attention_mask, labels) -> None:
 
 
 def _trim(*tensors: torch.Tensor, mask: torch.Tensor) -> list[torch.Tensor]:
-    """Drop the padding columns no row of the batch uses (every mode is exact under it)."""
+    """Drop the padding columns (last axis) no row of the batch uses (every mode is exact
+    under it); (B,) tensors pass through."""
     width = int(mask.sum(1).max())
-    return [t[:, :width] if t.ndim >= 2 else t for t in tensors]
+    return [t[..., :width] if t.ndim >= 2 else t for t in tensors]
 
 
 class _LengthBuckets(Sampler):
@@ -218,45 +219,70 @@ def ig_targets(
     absolute = check_bool("absolute", owner, absolute)
     steps = check_int("steps", owner, steps, low=1, high=10**4)
     batch_size = check_int("batch_size", owner, batch_size, low=1, high=10**6)
+    (out,) = _ig_targets_many(
+        teacher,
+        input_ids,
+        attention_mask,
+        labels,
+        steps=steps,
+        method=method,
+        ig_layer=ig_layer,
+        absolutes=(absolute,),
+        batch_size=batch_size,
+        internal_batch=internal_batch,
+    )
+    return out
+
+
+def _ig_targets_many(
+    teacher: PrunableEncoder,
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor,
+    labels: torch.Tensor,
+    *,
+    steps: int,
+    method: str,
+    ig_layer: str,
+    absolutes: tuple[bool, ...] = (False, True),
+    batch_size: int = 64,
+    internal_batch: int = 16,
+) -> list[torch.Tensor]:
+    """The targets of :func:`ig_targets` (arguments checked there) for each flag in
+    ``absolutes`` from one IG pass: ``max(IG, 0)`` and ``|IG|`` normalised, for the ablations."""
     B, N = input_ids.shape
     K = len(teacher.prune_layers)
-    out = torch.zeros((B, N) if ig_layer == "embedding" else (B, K, N))
+    outs = [torch.zeros((B, N) if ig_layer == "embedding" else (B, K, N)) for _ in absolutes]
     teacher.eval()
     flags = [p.requires_grad for p in teacher.parameters()]
     _requires_grad(teacher, False)  # IG needs the input gradient only
     try:
-        _ig_batches(
+        for sl, ids, mask, layer, ig in _ig_batches(
             teacher,
             input_ids,
             attention_mask,
             labels,
-            out,
             steps,
             method,
             ig_layer,
-            absolute,
             batch_size,
             internal_batch,
-        )
+        ):
+            for out, absolute in zip(outs, absolutes, strict=True):
+                target = normalise_importance(ig, content_mask(mask), absolute=absolute)
+                if layer is None:
+                    out[sl, : ids.shape[1]] = target
+                else:
+                    out[sl, layer, : ids.shape[1]] = target
     finally:
         for p, flag in zip(teacher.parameters(), flags, strict=True):
             p.requires_grad_(flag)
-    return out
+    return outs
 
 
 def _ig_batches(
-    teacher,
-    input_ids,
-    attention_mask,
-    labels,
-    out,
-    steps,
-    method,
-    ig_layer,
-    absolute,
-    batch_size,
-    internal_batch,
-) -> None:
+    teacher, input_ids, attention_mask, labels, steps, method, ig_layer, batch_size, internal_batch
+):
+    """Yield ``(rows, ids, mask, layer or None, raw IG (b, n))`` over length-sorted batches."""
     order = attention_mask.sum(1).argsort()  # similar lengths together: less padding
     for start in range(0, len(order), batch_size):
         sl = order[start : start + batch_size]
@@ -281,7 +307,7 @@ def _ig_batches(
                 pad_embedding=pad,
                 keep_mask=keep,
             )
-            out[sl, : ids.shape[1]] = normalise_importance(ig, content, absolute=absolute)
+            yield sl, ids, mask, None, ig
             continue
         base = torch.where(content[..., None], pad.expand_as(embeds), embeds)
         with torch.no_grad():
@@ -297,7 +323,7 @@ def _ig_batches(
                 method=method,
                 internal_batch=internal_batch,
             )
-            out[sl, k, : ids.shape[1]] = normalise_importance(ig, content, absolute=absolute)
+            yield sl, ids, mask, k, ig
 
 
 def _requires_grad(module: torch.nn.Module, flag: bool) -> None:
