@@ -9,7 +9,6 @@ import subtrack
 from paperkit.testing import BadInputs, Call, fresh
 from subtrack import (
     SubTrackAdamW,
-    TinyLlama,
     grassmann_step,
     make_param_groups,
     optimizer_state_bytes,
@@ -17,6 +16,7 @@ from subtrack import (
     projection_error,
     rotate_adam_moments,
     synthetic_corpus,
+    tiny_llama,
 )
 
 HUGE = 10**12
@@ -47,7 +47,7 @@ def _optimizer():
 
 
 def _tiny():
-    return TinyLlama(29, dim=16, layers=1, heads=2)
+    return tiny_llama(29, dim=16, layers=1, heads=2)
 
 
 PAIR = {"P": _basis(10, 3), "G": _randn(10, 7)}
@@ -72,21 +72,22 @@ SUITE = BadInputs(
             },
         ),
         Call(
-            TinyLlama,
+            tiny_llama,
+            {"family": "llama"},
             vocab=29,
             dim=16,
             layers=1,
             heads=2,
             hidden=32,
-            call={"tokens": torch.tensor([[1, 2, 3]])},
-            shapes={"tokens": "B T"},
+            ctx=8,
             bad={
                 "vocab": [0, HUGE],
                 "dim": [6, 10**7],
                 "layers": [0, 10**9],
                 "heads": [0],
                 "hidden": [0, HUGE],
-                "tokens": [torch.tensor([[1, 29]])],
+                "ctx": [0],
+                "family": ["gpt2"],
             },
         ),
         Call(

@@ -7,10 +7,10 @@ from torch import nn
 from paperkit.testing import assert_close, assert_param_error, check_seeded_determinism
 from subtrack import (
     SubTrackAdamW,
-    TinyLlama,
     make_param_groups,
     optimizer_state_bytes,
     synthetic_corpus,
+    tiny_llama,
 )
 
 D64 = torch.float64
@@ -103,7 +103,9 @@ def test_plain_groups_match_torch_adamw():
 def _train(model, opt, steps, data, start=0):
     for s in range(start, start + steps):
         x = data[s * 9 : s * 9 + 4 * 9].view(4, 9)
-        loss = nn.functional.cross_entropy(model(x[:, :-1]).flatten(0, 1), x[:, 1:].flatten())
+        loss = nn.functional.cross_entropy(
+            model(x[:, :-1]).logits.flatten(0, 1), x[:, 1:].flatten()
+        )
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -111,7 +113,7 @@ def _train(model, opt, steps, data, start=0):
 
 
 def _tiny():
-    model = TinyLlama(29, dim=16, layers=1, heads=2)
+    model = tiny_llama(29, dim=16, layers=1, heads=2)
     opt = SubTrackAdamW(make_param_groups(model, rank=4, update_interval=3), lr=1e-2)
     return model, opt
 
@@ -144,14 +146,14 @@ def test_state_dict_roundtrip_continues_identically():
 
 
 def test_param_groups_and_state_memory_equal_to_galore():
-    model = TinyLlama(29, dim=32, layers=1, heads=2)
+    model = tiny_llama(29, dim=32, layers=1, heads=2)
     groups = make_param_groups(model, rank=8)
     assert len(groups[1]["params"]) == 7 and groups[1]["rank"] == 8
     sizes = {}
     data = synthetic_corpus(2000, 0)
     for method in ("subtrack", "galore"):
         torch.manual_seed(0)
-        model = TinyLlama(29, dim=32, layers=1, heads=2)
+        model = tiny_llama(29, dim=32, layers=1, heads=2)
         opt = SubTrackAdamW(make_param_groups(model, rank=8, method=method), lr=1e-3)
         _train(model, opt, 1, data)
         sizes[method] = optimizer_state_bytes(opt)

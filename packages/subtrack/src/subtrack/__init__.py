@@ -2,8 +2,8 @@
 arXiv 2502.01586).
 
 >>> import torch
->>> from subtrack import SubTrackAdamW, TinyLlama, make_param_groups
->>> model = TinyLlama(vocab=29, dim=32, layers=1, heads=2)
+>>> from subtrack import SubTrackAdamW, make_param_groups, tiny_llama
+>>> model = tiny_llama(vocab=29, dim=32, layers=1, heads=2)  # a transformers LlamaForCausalLM
 >>> opt = SubTrackAdamW(make_param_groups(model, rank=8, update_interval=10), lr=1e-3)
 >>> len(opt.param_groups)
 2
@@ -21,7 +21,6 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "ALPHABET": "data",
         "METHODS": "optimizer",
         "SubTrackAdamW": "optimizer",
-        "TinyLlama": "model",
         "grassmann_step": "grassmann",
         "make_param_groups": "optimizer",
         "optimizer_state_bytes": "optimizer",
@@ -29,6 +28,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
         "projection_error": "grassmann",
         "rotate_adam_moments": "grassmann",
         "synthetic_corpus": "data",
+        "tiny_llama": "model",
     },
 )
 
@@ -40,7 +40,7 @@ if TYPE_CHECKING:  # the names for static tools; at run time they load lazily
         projection_error,
         rotate_adam_moments,
     )
-    from subtrack.model import TinyLlama  # noqa: F401
+    from subtrack.model import tiny_llama  # noqa: F401
     from subtrack.optimizer import (  # noqa: F401
         METHODS,
         SubTrackAdamW,

@@ -1,12 +1,12 @@
 """Small-scale pre-training: ``subtrack reproduce [--quick] [--seed N] [--out DIR]``.
 
-A TinyLlama (d=128, 2 layers, 4 heads, context 64) is trained from scratch on the seeded synthetic
-grammar corpus (batch 16, lr 1e-3 with 10% warm-up and cosine decay, rank 32 on every attention
-and MLP matrix, subspace update interval 50, alpha 0.25) with full-rank AdamW, GaLore, Fira,
-LDAdam-like, and the ablation SubTrack-Grad, SubTrack-Grad+PA (projection-aware moments) and
-SubTrack++ (+PA +RS, recovery scaling). Reported per method: final held-out loss (mean and spread
-over seeds), tokens/s, wall time, time in subspace updates, optimizer-state bytes, and the
-training time until the held-out loss first reaches the worst method's final loss. Then the
+A transformers ``LlamaForCausalLM`` (d=128, 2 layers, 4 heads, context 64) is trained from scratch
+on the seeded synthetic grammar corpus (batch 16, lr 1e-3 with 10% warm-up and cosine decay, rank
+32 on every attention and MLP matrix, subspace update interval 50, alpha 0.25) with full-rank
+AdamW, GaLore, Fira, LDAdam-like, and the ablation SubTrack-Grad, SubTrack-Grad+PA (projection-
+aware moments) and SubTrack++ (+PA +RS, recovery scaling). Reported per method: final held-out loss
+(mean and spread over seeds), tokens/s, wall time, time in subspace updates, optimizer-state bytes,
+and the training time until the held-out loss first reaches the worst method's final loss. Then the
 time of one subspace update (SVD for GaLore vs the geodesic step) over matrix sizes.
 
 The run's sizes are a :class:`Settings` (:data:`QUICK` or :data:`FULL`); the claims' verdicts
@@ -15,62 +15,34 @@ follow the rules written in :func:`claims`.
 
 from __future__ import annotations
 
-import math
-import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from paperkit import (
     Claim,
     Report,
-    check_choice,
-    check_int,
     figure,
     print_table,
     progress,
     save_figure,
 )
 from subtrack.bench import update_timing
-from subtrack.data import ALPHABET, synthetic_corpus
-from subtrack.model import TinyLlama
-from subtrack.optimizer import SubTrackAdamW, make_param_groups, optimizer_state_bytes
+from subtrack.data import synthetic_corpus
+from subtrack.train import METHOD_GROUPS, SUBSPACE, batch_of, train
 
 __all__ = [
     "FULL",
-    "METHOD_GROUPS",
     "QUICK",
     "Settings",
     "claims",
     "reproduce",
     "time_to_target",
-    "train",
 ]
 
-SUBSPACE = {"subspace_lr": 10.0, "max_angle": 0.3}
-METHOD_GROUPS: dict[str, dict[str, Any] | None] = {
-    "AdamW": None,
-    "GaLore": {"method": "galore"},
-    "Fira": {"method": "fira"},
-    "LDAdam-like": {"method": "ldadam_like"},
-    "SubTrack-Grad": {
-        "method": "subtrack",
-        "projection_aware": False,
-        "recovery_scaling": False,
-        **SUBSPACE,
-    },
-    "SubTrack-Grad+PA": {
-        "method": "subtrack",
-        "projection_aware": True,
-        "recovery_scaling": False,
-        **SUBSPACE,
-    },
-    "SubTrack++": {"method": "subtrack", **SUBSPACE},  # +PA +RS
-}
 LOW_RANK_BASELINES = ("GaLore", "Fira", "LDAdam-like")
 ABLATION = ("SubTrack-Grad", "SubTrack-Grad+PA", "SubTrack++")
 
@@ -106,83 +78,6 @@ QUICK = Settings(
     sizes=(256, 512, 1024),
     timing_min_s=0.1,
 )
-
-
-def _batch(data: torch.Tensor, gen: torch.Generator, batch: int, ctx: int) -> torch.Tensor:
-    starts = torch.randint(0, len(data) - ctx - 1, (batch,), generator=gen)
-    return torch.stack([data[i : i + ctx + 1] for i in starts.tolist()])
-
-
-def _loss(model: TinyLlama, x: torch.Tensor) -> torch.Tensor:
-    return F.cross_entropy(model(x[:, :-1]).flatten(0, 1), x[:, 1:].flatten())
-
-
-def train(
-    method: str,
-    *,
-    steps: int,
-    seed: int,
-    train_data: torch.Tensor,
-    eval_batches: list[torch.Tensor],
-    dim: int = 128,
-    layers: int = 2,
-    rank: int = 32,
-    update_interval: int = 50,
-    batch: int = 16,
-    ctx: int = 64,
-    lr: float = 1e-3,
-    eval_every: int = 50,
-) -> dict[str, Any]:
-    """Train one model with ``method`` (a key of :data:`METHOD_GROUPS`); return its curves."""
-    check_choice("method", "train", method, tuple(METHOD_GROUPS))
-    steps = check_int("steps", "train", steps, low=1)
-    torch.manual_seed(seed)
-    model = TinyLlama(len(ALPHABET), dim=dim, layers=layers, heads=4)
-    extra = METHOD_GROUPS[method]
-    groups: Any = (
-        model.parameters()
-        if extra is None
-        else make_param_groups(model, rank, update_interval=update_interval, **extra)
-    )
-    opt = SubTrackAdamW(groups, lr=lr)
-    warmup = max(1, steps // 10)
-    sched = torch.optim.lr_scheduler.LambdaLR(
-        opt,
-        lambda s: (
-            (s + 1) / warmup
-            if s < warmup
-            else 0.5 * (1 + math.cos(math.pi * (s - warmup) / max(1, steps - warmup)))
-        ),
-    )
-    gen = torch.Generator().manual_seed(seed + 1000)
-
-    def evaluate() -> float:
-        with torch.no_grad():
-            return float(np.mean([_loss(model, x).item() for x in eval_batches]))
-
-    curve: list[tuple[int, float, float]] = []
-    wall = 0.0
-    for step in range(steps):
-        x = _batch(train_data, gen, batch, ctx)
-        start = time.perf_counter()
-        loss = _loss(model, x)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        opt.step()
-        sched.step()
-        wall += time.perf_counter() - start
-        if (step + 1) % eval_every == 0 or step + 1 == steps:
-            curve.append((step + 1, wall, evaluate()))
-    return {
-        "method": method,
-        "seed": seed,
-        "final_eval_loss": curve[-1][2],
-        "curve": curve,
-        "wall_s": wall,
-        "tokens_per_s": steps * batch * ctx / wall,
-        "subspace_s": opt.subspace_time_s,
-        "state_bytes": optimizer_state_bytes(opt),
-    }
 
 
 def time_to_target(curve: list[tuple[int, float, float]], target: float) -> float | None:
@@ -235,7 +130,7 @@ def claims(rows: list[dict[str, Any]], timing: list[dict[str, Any]]) -> list[Cla
             + (f" (GaLore {by['GaLore']['state_bytes']})" if "GaLore" in by else ""),
             verdict=lowest,
             why="held needs a gap larger than the seed spread to every baseline run here; "
-            "TinyLlama d=128 on synthetic text, rank 32",
+            "LlamaForCausalLM d=128 on synthetic text, rank 32",
         )
     ]
     if "AdamW" in by:
@@ -316,7 +211,7 @@ def reproduce(*, quick: bool = False, seed: int = 0, out: Path) -> Report:
     split = int(0.95 * len(corpus))
     train_data, held_out = corpus[:split], corpus[split:]
     eval_gen = torch.Generator().manual_seed(seed + 7)
-    eval_batches = [_batch(held_out, eval_gen, 32, 64) for _ in range(8)]
+    eval_batches = [batch_of(held_out, eval_gen, 32, 64) for _ in range(8)]
     arms = [(m, s) for m in settings.methods for s in range(settings.seeds)]
     runs = [
         train(
@@ -349,7 +244,10 @@ def reproduce(*, quick: bool = False, seed: int = 0, out: Path) -> Report:
     for row in rows:
         times = [time_to_target(r["curve"], target) for r in runs if r["method"] == row["method"]]
         row["s_to_target"] = float(np.mean(times))
-    title = f"TinyLlama d={settings.dim}, {settings.steps} steps, {settings.seeds} seed(s), rank 32"
+    title = (
+        f"LlamaForCausalLM d={settings.dim}, {settings.steps} steps, "
+        f"{settings.seeds} seed(s), rank 32"
+    )
     print_table(rows, title=title)
     print(f"s_to_target: training seconds until the held-out loss first reaches {target:.4f}")
     timing = [update_timing(n, 64, min_time=settings.timing_min_s) for n in settings.sizes]
