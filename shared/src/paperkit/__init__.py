@@ -40,6 +40,7 @@ from paperkit.devices import (
     triton_interpret,
 )
 from paperkit.errors import PARAM_ERROR_PATTERN, Described, param_error
+from paperkit.hf import tiny_causal_lm
 from paperkit.kernels import (
     clear_kernel_cache,
     kernel_path,
@@ -116,6 +117,7 @@ __all__ = [
     "seed_everything",
     "time_callable",
     "time_interleaved",
+    "tiny_causal_lm",
     "to_cupy",
     "to_jsonable",
     "to_torch",

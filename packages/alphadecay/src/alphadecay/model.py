@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from paperkit import check_choice, check_int, check_memory, param_error
+from paperkit import check_choice, check_int, check_memory, param_error, tiny_causal_lm
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -66,22 +66,6 @@ def tiny_llama(
     layer = 4 * d * d + 3 * d * hidden
     check_memory("n_layers", owner, n_layers, 4 * (2 * vocab * d + n_layers * layer))
 
-    import transformers
-
-    config_cls, model_cls = {
-        "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
-        "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM),
-    }[family]
-    config = config_cls(
-        vocab_size=vocab,
-        hidden_size=d,
-        intermediate_size=hidden,
-        num_hidden_layers=n_layers,
-        num_attention_heads=n_heads,
-        num_key_value_heads=n_heads,
-        max_position_embeddings=ctx,
-        initializer_range=0.02,
-        tie_word_embeddings=False,
-        use_cache=False,
+    return tiny_causal_lm(
+        family, vocab=vocab, dim=d, layers=n_layers, heads=n_heads, hidden=hidden, ctx=ctx
     )
-    return model_cls(config)

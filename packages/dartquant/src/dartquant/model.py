@@ -36,6 +36,7 @@ from paperkit import (
     check_memory,
     check_tensor,
     param_error,
+    tiny_causal_lm,
 )
 
 if TYPE_CHECKING:
@@ -196,24 +197,16 @@ def tiny_llama(
     check_memory("ffn_dim", owner, ffn_dim, 4 * 3 * dim * ffn_dim)
     check_memory("n_layers", owner, n_layers, 4 * (2 * vocab * dim + n_layers * layer_params))
 
-    import transformers
-
-    config_cls, model_cls = {
-        "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
-        "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM),
-    }[family]
-    config = config_cls(
-        vocab_size=vocab,
-        hidden_size=dim,
-        intermediate_size=ffn_dim,
-        num_hidden_layers=n_layers,
-        num_attention_heads=n_heads,
-        num_key_value_heads=n_kv_heads,
-        max_position_embeddings=ctx,
-        tie_word_embeddings=False,
-        use_cache=False,
+    model = tiny_causal_lm(
+        family,
+        vocab=vocab,
+        dim=dim,
+        layers=n_layers,
+        heads=n_heads,
+        kv_heads=n_kv_heads,
+        hidden=ffn_dim,
+        ctx=ctx,
     )
-    model = model_cls(config)
     with torch.no_grad():
         nn.init.normal_(model.model.embed_tokens.weight, std=1.0)
         for name, p in model.named_parameters():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal
 
-from paperkit import check_choice, check_int, check_memory, param_error
+from paperkit import check_choice, check_int, check_memory, param_error, tiny_causal_lm
 
 if TYPE_CHECKING:
     from transformers import PreTrainedModel
@@ -64,22 +64,6 @@ def tiny_llama(
     ):
         check_memory(name, owner, value, 4 * numel)
 
-    import transformers
-
-    config_cls, model_cls = {
-        "llama": (transformers.LlamaConfig, transformers.LlamaForCausalLM),
-        "qwen2": (transformers.Qwen2Config, transformers.Qwen2ForCausalLM),
-    }[family]
-    config = config_cls(
-        vocab_size=vocab,
-        hidden_size=dim,
-        intermediate_size=hidden,
-        num_hidden_layers=layers,
-        num_attention_heads=heads,
-        num_key_value_heads=heads,
-        max_position_embeddings=ctx,
-        initializer_range=0.02,
-        tie_word_embeddings=False,
-        use_cache=False,
+    return tiny_causal_lm(
+        family, vocab=vocab, dim=dim, layers=layers, heads=heads, hidden=hidden, ctx=ctx
     )
-    return model_cls(config)
