@@ -42,6 +42,7 @@ from hbp import (
     synth_lengths,
     varlen_attention,
 )
+from hbp.train import epoch_problem
 from paperkit.testing import BadInputs, Call, fresh, run_case
 
 PRESET = CostModel.preset("8b")
@@ -222,6 +223,13 @@ SUITE = BadInputs(
             L0=80000,
             shapes={"lengths": "N", "sp_of_sample": "N"},
             bad={"sp_of_sample": [np.array([0, 1, 1])], "L0": [0]},
+        ),
+        Call(
+            epoch_problem,
+            n_samples=20,
+            pack_len=64,
+            seed=0,
+            bad={"n_samples": [0], "pack_len": [2], "seed": [-1]},
         ),
         Call(greedy_fill, balance="attn", bad=PACKER_BAD, **PACKERS),
         Call(naive_pack, bad=PACKER_BAD, **PACKERS),

@@ -18,6 +18,7 @@ from subtrack import (
     synthetic_corpus,
     tiny_llama,
 )
+from subtrack.train import train
 
 HUGE = 10**12
 
@@ -123,6 +124,31 @@ SUITE = BadInputs(
         ),
         Call(optimizer_state_bytes, opt=fresh(_optimizer), bad={"opt": ["x", nn.Linear(2, 2)]}),
         Call(synthetic_corpus, n_tokens=100, seed=0, bad={"n_tokens": [0, HUGE], "seed": [-1]}),
+        Call(
+            train,
+            {"method": "SubTrack++"},
+            steps=1,
+            seed=0,
+            train_data=synthetic_corpus(200, seed=0),
+            eval_batches=[synthetic_corpus(18, seed=1).view(2, 9)],
+            dim=16,
+            layers=1,
+            rank=2,
+            batch=2,
+            ctx=8,
+            lr=1e-3,
+            eval_every=1,
+            bad={
+                "method": ["SGD"],
+                "steps": [0],
+                "dim": [0],
+                "rank": [0],
+                "batch": [0],
+                "ctx": [0, 10**6],
+                "lr": [-1.0, 0.0],
+                "eval_every": [0],
+            },
+        ),
     ],
 )
 

@@ -38,7 +38,7 @@ def _net(in_channels: int, hw: tuple[int, int], cfg: BCVLRConfig, out_dim: int) 
     )
 
 
-class _Greedy:
+class _Evaluated:
     """Evaluation shared by the baselines over ``episodes`` episodes."""
 
     def act_frames(self, frames, generator=None, deterministic=False):  # pragma: no cover
@@ -59,7 +59,7 @@ class _Greedy:
         )
 
 
-class BCWithActions(_Greedy):
+class BCWithActions(_Evaluated):
     """Behaviour cloning with the expert's actions: CE (discrete) or MSE (box) of a pixel
     IMPALA policy, ``steps`` Adam steps (lr ``lr``, batch ``batch``). NaN policy: NaN frames
     are video padding (:class:`bcvlr.VideoClips`); other NaN refused."""
@@ -112,7 +112,7 @@ class BCWithActions(_Greedy):
             return sample_actions(self.net(frames), self.discrete, generator, deterministic)
 
 
-class BCO(_Greedy):
+class BCO(_Evaluated):
     """BCO on videos with the BCV-LR online loop: per iteration ``3 * idm_updates`` supervised
     IDM steps on the collected clips (lr ``idm_lr_bco``), relabelling of every video clip, and
     ``policy_updates`` cloning steps. NaN policy: as :class:`BCWithActions`."""
@@ -207,7 +207,7 @@ class BCO(_Greedy):
             return sample_actions(self.policy(frames), self.discrete, generator, deterministic)
 
 
-class PPO(_Greedy):
+class PPO(_Evaluated):
     """PPO with the environment's rewards (clip 0.2, GAE gamma 0.99 / lambda 0.95, 4 epochs of
     4 minibatches per rollout of ``num_envs x num_steps``, entropy 0.01, Adam lr 5e-4) on a
     pixel IMPALA actor-critic. Discrete actions. Episode ends (terminal or time limit) cut the

@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from hbp.batching import ranks_checked, round_robin
 from hbp.cost import CostModel, cost_model
@@ -39,10 +38,9 @@ from hbp.dist import PROCESS_BYTES
 from hbp.groups import GroupConfig, assign_to_groups
 from hbp.packing import greedy_fill, naive_pack, sorted_pack
 from hbp.schedule import HBPScheduler
-from hbp.train import VOCAB
 from paperkit import check_choice, check_int, check_memory, param_error
 
-__all__ = ["PLANS", "epoch_problem", "measured_epochs", "plan_steps", "scaled_lengths"]
+__all__ = ["PLANS", "measured_epochs", "plan_steps", "scaled_lengths"]
 
 PLANS = ("naive", "sorted", "hbp")
 
@@ -105,13 +103,6 @@ def plan_steps(
         groups, packs, world_size, lengths=lengths, cost=cost, accum_steps=accum_per_group
     )
     return [batch.packs_per_rank for batch in scheduler]
-
-
-def epoch_problem(n_samples: int, pack_len: int, seed: int) -> tuple[np.ndarray, list]:
-    """The lengths (:func:`scaled_lengths`) and random token samples of a measured epoch."""
-    lengths = scaled_lengths(n_samples, pack_len, seed)
-    rng = np.random.default_rng(seed)
-    return lengths, [torch.from_numpy(rng.integers(0, VOCAB, size=int(m))) for m in lengths]
 
 
 def measured_epochs(

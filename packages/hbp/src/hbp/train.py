@@ -31,11 +31,23 @@ import torch.distributed as dist
 from hbp.collate import pack_collate
 from hbp.cost import CostModel
 from hbp.loss import ave_token_loss
+from hbp.measured import PLANS, plan_steps, scaled_lengths
 from hbp.model import TinyCausalLM
+from paperkit import check_int
 
-__all__ = ["VOCAB", "main", "summarise", "train_plans"]
+__all__ = ["VOCAB", "epoch_problem", "main", "summarise", "train_plans"]
 
 VOCAB, DIM, DEPTH, HEADS = 64, 64, 2, 4
+
+
+def epoch_problem(n_samples: int, pack_len: int, seed: int) -> tuple[np.ndarray, list]:
+    """The lengths (:func:`~hbp.measured.scaled_lengths`) and random token samples of an epoch
+    (``n_samples >= 1``, ``pack_len >= 4``, ``seed >= 0``)."""
+    n_samples = check_int("n_samples", "epoch_problem", n_samples, low=1)
+    seed = check_int("seed", "epoch_problem", seed, low=0)
+    lengths = scaled_lengths(n_samples, pack_len, seed)
+    rng = np.random.default_rng(seed)
+    return lengths, [torch.from_numpy(rng.integers(0, VOCAB, size=int(m))) for m in lengths]
 
 
 def _world() -> tuple[int, int]:
@@ -131,8 +143,6 @@ def _parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``python -m hbp.train`` and ``torchrun -m hbp.train``."""
-    from hbp.measured import PLANS, epoch_problem, plan_steps
-
     args = _parser().parse_args(argv)
     cost = (
         CostModel(**json.loads(args.cost.read_text()))

@@ -32,7 +32,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
-from paperkit import check_choice, check_int, check_real
+from paperkit import check_choice, check_int, check_real, check_tensor, describe, param_error
 from subtrack.data import ALPHABET, synthetic_corpus
 from subtrack.model import tiny_llama
 from subtrack.optimizer import SubTrackAdamW, make_param_groups, optimizer_state_bytes
@@ -104,6 +104,12 @@ def train(
     owner = "train"
     check_choice("method", owner, method, tuple(METHOD_GROUPS))
     steps = check_int("steps", owner, steps, low=1)
+    seed = check_int("seed", owner, seed, low=0)
+    train_data = check_tensor("train_data", owner, train_data, shape=("n",), dtype="int")
+    if bool(((train_data < 0) | (train_data >= len(ALPHABET))).any()):
+        raise param_error(
+            "train_data", owner, f"token ids in [0, {len(ALPHABET)})", describe(train_data)
+        )
     for name, value in (("dim", dim), ("layers", layers), ("rank", rank), ("batch", batch)):
         check_int(name, owner, value, low=1)
     ctx = check_int("ctx", owner, ctx, low=1, high=len(train_data) - 2)
