@@ -1,4 +1,4 @@
-"""Scan orders: a worked 4 × 4 example (AMVim Sec. 3), permutations, inverse, pruned orders."""
+"""Scan orders: a worked 4 × 4 example (AMVim abstract), permutations, inverse, pruned orders."""
 
 import pytest
 import torch
@@ -8,7 +8,7 @@ from paperkit.testing import assert_param_error
 
 
 def test_window_order_worked_example():
-    # 4x4 grid, 2x2 windows: windows in raster order, raster inside each (AMVim Sec. 3)
+    # 4x4 grid, 2x2 windows: windows in raster order, raster inside each (AMVim abstract)
     assert window_order(4, 4, 2).tolist() == [0, 1, 4, 5, 2, 3, 6, 7, 8, 9, 12, 13, 10, 11, 14, 15]
     assert window_order(4, 4, 2, reverse=True).tolist() == window_order(4, 4, 2).flip(0).tolist()
 

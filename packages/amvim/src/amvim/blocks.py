@@ -1,6 +1,6 @@
 r"""The two-path Mamba blocks: Vim's bidirectional block and AMVim's asymmetric block.
 
-Both blocks compute, for tokens x (B, L, D) at grid coordinates ``coords`` (AMVim Sec. 3,
+Both blocks compute, for tokens x (B, L, D) at grid coordinates ``coords`` (AMVim abstract,
 following Vim's bidirectional block),
 
 .. math::
@@ -191,7 +191,7 @@ class _TwoPathBlock(nn.Module):
 
 
 class VimBlock(_TwoPathBlock):
-    r"""Vim's bidirectional Mamba block (Zhu et al. 2024, the baseline of AMVim Sec. 3).
+    r"""Vim's bidirectional Mamba block (Zhu et al. 2024, the baseline in the AMVim abstract).
 
     Path 1 scans the tokens in raster order, path 2 in reversed raster order, each with its own
     conv and SSM parameters; :math:`y = (y_{fwd} + y_{bwd})\odot\mathrm{SiLU}(z)`, then the
@@ -223,7 +223,7 @@ class VimBlock(_TwoPathBlock):
 
 
 class AMVimBlock(_TwoPathBlock):
-    r"""AMVim's asymmetric two-path block (AMVim Sec. 3): a sequential path and a window-aware
+    r"""AMVim's asymmetric two-path block (AMVim abstract): a sequential path and a window-aware
     path.
 
     Path S scans the tokens in raster order; path W scans them window-major with s × s windows

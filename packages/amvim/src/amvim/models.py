@@ -178,7 +178,7 @@ class Vim(_MambaModel):
 
 
 class AMVim(_MambaModel):
-    r"""AMVim (AMVim Sec. 3): :class:`amvim.blocks.AMVimBlock`\ s, a sequential raster path
+    r"""AMVim (AMVim abstract): :class:`amvim.blocks.AMVimBlock`\ s, a sequential raster path
     and a reversed window-major path per block, the window size cycling through
     ``window_sizes`` with depth (multi-scale). Same parameters and FLOPs as :class:`Vim`.
 

@@ -1,7 +1,7 @@
 r"""The selective scan of Mamba-1 with mamba-ssm's argument convention, behind one dispatcher.
 
 :func:`selective_scan` computes, per batch b, channel e and state n (Mamba, Alg. 2; the SSM
-inside every Vim and AMVim path, AMVim Sec. 3),
+inside every Vim and AMVim path, AMVim abstract),
 
 .. math::
     \Delta_t = \mathrm{softplus}(\Delta^{in}_t + b_\Delta),\quad

@@ -5,7 +5,7 @@ A token at row r, column c of an h × w grid has raster index :math:`r w + c`. A
 permutation ``perm`` of the L tokens: the scan visits ``x[perm[0]], x[perm[1]], ...``.
 
 * raster (Vim, and AMVim's sequential path S): sort by :math:`(r, c)`.
-* window (AMVim's window-aware path W, Sec. 3): split the grid into s × s windows (the last ones
+* window (AMVim's window-aware path W, abstract): split the grid into s × s windows (the last ones
   partial when s does not divide h or w), visit the windows in raster order and the tokens in
   raster order inside each window: sort by :math:`(\lfloor r/s\rfloor, \lfloor c/s\rfloor,
   r \bmod s, c \bmod s)`. With ``reverse`` the whole sequence is read backwards (the path keeps
@@ -70,7 +70,7 @@ def sort_keys(coords: torch.Tensor, kind: str, s: int) -> torch.Tensor:
 
 
 def window_order(h: int, w: int, s: int, reverse: bool = False) -> torch.Tensor:
-    """The window-major scan of an h × w grid with s × s windows (AMVim Sec. 3, path W).
+    """The window-major scan of an h × w grid with s × s windows (AMVim abstract, path W).
 
     Windows in raster order, tokens in raster order inside each window; border windows are
     partial when s does not divide h or w (the same as padding and skipping the padding).

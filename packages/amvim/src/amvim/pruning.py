@@ -1,4 +1,4 @@
-r"""Training-free token reduction (AMVim's evaluation protocol, Sec. 4).
+r"""Training-free token reduction (AMVim's evaluation protocol, abstract).
 
 After each layer l in ``layers`` (l blocks done) the L patch tokens of the sequence are scored,
 the top :math:`k = \lceil \rho L \rceil` are kept and the others dropped; no weight changes and

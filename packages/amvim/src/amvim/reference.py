@@ -2,7 +2,7 @@ r"""The ``reference`` backend: the selective scan of Mamba-1 as a sequential loo
 
 With the inputs of :func:`amvim.ops.selective_scan` (u, Δ of shape (B, E, L), A (E, N),
 B, C (B, N, L)), per batch b, channel e and state n (Gu & Dao's Mamba, Alg. 2, zero-order hold
-for A and Euler for B, as the Vim and AMVim blocks use it, AMVim Sec. 3):
+for A and Euler for B, as the Vim and AMVim blocks use it, AMVim abstract):
 
 .. math::
     \Delta_t = \mathrm{softplus}(\Delta^{in}_t + b_\Delta), \quad
