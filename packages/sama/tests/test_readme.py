@@ -1,0 +1,11 @@
+from pathlib import Path
+
+from paperkit.testing import run_readme_example
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_usage_example_runs():
+    namespace = run_readme_example(README)  # the example asserts its own claims
+    assert namespace["oracle"].overall["mIoU"] == 1.0
+    assert namespace["noisy"].overall["mIoU"] < 1.0
