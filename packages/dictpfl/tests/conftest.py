@@ -1,6 +1,6 @@
 import pytest
 
-from dictpfl import Federation, HEContext, make_federated_digits, pretrained_mlp
+from dictpfl import HEContext, make_federated_digits, pretrained_mlp
 
 
 @pytest.fixture(autouse=True)
@@ -12,14 +12,6 @@ def _one_thread(one_thread):
 def he():
     """The reference CKKS context (N = 8192, [60, 40, 40, 60], 2^40), with its secret key."""
     return HEContext.create()
-
-
-@pytest.fixture(scope="session")
-def federation():
-    """One server and two client processes, shared by every federated test; they start at the
-    first run (so only tests that run a federation pay for it)."""
-    with Federation(2) as fed:
-        yield fed
 
 
 @pytest.fixture(scope="session")

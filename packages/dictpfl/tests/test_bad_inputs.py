@@ -6,13 +6,12 @@ The HE entry points run real TenSEAL CKKS, with small parameters (N = 4096) to s
 import dataclasses
 
 import numpy as np
-import pytest
 import tenseal as ts
 import torch
 from torch import nn
 
 import dictpfl
-from dictpfl import MLP, Federation, HEContext, decompose_model, make_federated_digits
+from dictpfl import MLP, HEContext, decompose_model, make_federated_digits
 from paperkit.testing import BadInputs, Call, fresh
 
 HUGE = 10**13  # sizes memory far beyond any machine: refused by check_memory
@@ -22,7 +21,6 @@ SERVER = HEContext.from_bytes(SMALL.public())
 RAW = ts.context(ts.SCHEME_TYPE.CKKS, 4096, coeff_mod_bit_sizes=list(BITS))
 CHUNKS = SMALL.encrypt(np.linspace(-1, 1, 5000))  # two ciphertexts
 SHORTER = SMALL.encrypt(np.zeros(3000))  # one ciphertext
-PAYLOAD = dictpfl.encode("update", 3, ct=[b"abc"], plain=np.arange(5, dtype=np.float32))
 DATA = make_federated_digits(clients=2, seed=0)
 
 
@@ -39,21 +37,6 @@ def _frozen():
     for p in model.parameters():
         p.requires_grad_(False)
     return model
-
-
-def _closed():
-    fed = Federation(2)
-    fed.close()
-    return fed
-
-
-# The session's federation (its processes start at the first run; test_federated shares them).
-SHARED: dict = {}
-
-
-@pytest.fixture(autouse=True)
-def _share_federation(federation):
-    SHARED["fed"] = federation
 
 
 MODEL_CASES = {"model": ["an MLP", fresh(_frozen)]}
@@ -168,18 +151,11 @@ SUITE = BadInputs(
             },
         ),
         Call(
-            dictpfl.encode,
-            kind="update",
-            round=3,
-            ct=[b"abc"],
-            plain=np.arange(5, dtype=np.float32),
-            meta={"n_samples": 7},
-            bad={"round": [-2], "ct": [b"abc", [1, 2]], "meta": [{"a": 1.5}, [1]]},
-            accepts={"plain": ["empty"]},  # every coordinate encrypted: no plaintext part
-        ),
-        *(
-            Call(fn, payload=PAYLOAD, bad={"payload": [b"junk", "text", PAYLOAD[:10]]})
-            for fn in (dictpfl.decode, dictpfl.manifest)
+            SERVER.check_ciphertexts,
+            name="HEContext.check_ciphertexts",
+            chunks=CHUNKS,
+            length=5000,
+            bad={"chunks": [[b"junk"], SHORTER, "text"], "length": [-1, 2.5]},
         ),
         Call(
             MLP,
@@ -240,7 +216,6 @@ SUITE = BadInputs(
             min_size=2,
             bad={"clients": [1, 100], "alpha": [0.0], "rng": [0], "min_size": [-1]},
         ),
-        Call(Federation, clients=2, bad={"clients": [1, HUGE]}),
         Call(
             dictpfl.run_federated,
             method="dictpfl",
@@ -253,8 +228,8 @@ SUITE = BadInputs(
             bandwidth_mbps=100.0,
             seed=0,
             model=fresh(lambda: MLP(64, [8], 10)),
-            federation=fresh(lambda: SHARED.get("fed")),
             he=fresh(lambda: SMALL),
+            engine="inprocess",
             encrypt=True,
             decay=0.5,
             error_feedback=False,
@@ -262,8 +237,9 @@ SUITE = BadInputs(
             local_epochs=1,
             lr=1e-3,
             batch_size=32,
-            drop=None,
+            faults=None,
             round_timeout=60.0,
+            setup_timeout=60.0,
             keep_payloads=False,
             bad={
                 "data": ["digits", NAN_DATA, NARROW_DATA],
@@ -275,15 +251,16 @@ SUITE = BadInputs(
                 "bandwidth_mbps": [0.0],
                 "seed": [-1],
                 "model": ["x", fresh(lambda: MLP(32, [8], 10)), fresh(lambda: MLP(64, [8], 3))],
-                "federation": ["x", fresh(_closed), fresh(lambda: Federation(3))],
+                "engine": ["ray"],
                 "he": ["x", fresh(lambda: SERVER)],  # a public context: clients cannot decrypt
                 "decay": [1.0],
                 "fedml_frac": [0.0],
                 "local_epochs": [0],
                 "lr": [0.0, -1.0],
                 "batch_size": [0],
-                "drop": [{5: [0]}, {0: [7]}, [1]],
+                "faults": [{5: {0: "drop"}}, {0: {7: "drop"}}, {0: {0: "crash"}}, [1]],
                 "round_timeout": [0.0],
+                "setup_timeout": [-1.0],
             },
         ),
     ],
@@ -291,7 +268,14 @@ SUITE = BadInputs(
         "FLHistory": "a record returned by run_federated, not built by users",
         "FederatedData": "a record of splits; run_federated and pretrained_mlp validate the one "
         "they receive (their data cases pass bad ones)",
-        "Message": "a record returned by decode, not built by users",
+        "ClientSetup": "a record the launcher builds from checked arguments (run_methods)",
+        "JobConfig": "a record the launcher builds from checked arguments (run_methods)",
+        "ServerLog": "a record filled by the ServerApp, not built by users",
+        "EncryptedFedAvg": "the Flower strategy run_methods builds from checked arguments",
+        "InProcessGrid": "the engine='inprocess' transport run_methods builds",
+        "run_methods": "run_federated over several methods; its arguments are the cases above",
+        "manifest": "reads a Flower Message made by the apps, not by users",
+        "message_bytes": "reads a Flower Message made by the apps, not by users",
     },
 )
 

@@ -12,7 +12,8 @@ from dictpfl import (
     shared_numel,
     unflatten_into,
 )
-from dictpfl.client import local_train
+from dictpfl.clientapp import local_train
+from dictpfl.config import JobConfig
 from paperkit.testing import assert_param_error, check_dtype_device, check_state_dict_roundtrip
 
 
@@ -57,7 +58,7 @@ def test_only_tables_and_head_train(ref_data):
     frozen = {n: b.clone() for n, b in model.named_buffers()}
     before = {n: p.detach().clone() for n, p in model.named_parameters()}
     X, y = ref_data.clients[0]
-    job = {"lr": 1e-2, "local_epochs": 2, "batch_size": 32}
+    job = JobConfig(method="dictpfl", lr=1e-2, local_epochs=2, batch_size=32)
     local_train(model, X, y, job, torch.Generator().manual_seed(0))
     for name, buf in model.named_buffers():
         assert torch.equal(buf, frozen[name]), name

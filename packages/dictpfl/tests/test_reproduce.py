@@ -12,11 +12,13 @@ from paperkit.cli import run_bench, run_reproduce
 from paperkit.testing import check_results_file
 
 
-def test_reproduce_writes_a_valid_results_file(federation, tmp_path, monkeypatch):
-    # the quick run at the smallest settings, on the session's processes (2 clients)
+def test_reproduce_writes_a_valid_results_file(tmp_path, monkeypatch):
+    # the quick run at the smallest settings, 2 clients, the ClientApps in this process
     def small(**kw):
         methods = ("plaintext", "fedhe_full", "dictpfl")
-        return reproduce(**kw, rounds=1, methods=methods, federation=federation, pretrain_epochs=2)
+        return reproduce(
+            **kw, rounds=1, methods=methods, clients=2, pretrain_epochs=2, engine="inprocess"
+        )
 
     monkeypatch.setattr("dictpfl.reproduce.reproduce", small)
     doc = check_results_file(run_reproduce(PAPER, quick=True, out=tmp_path))

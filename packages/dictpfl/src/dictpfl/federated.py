@@ -1,12 +1,13 @@
-"""Federated fine-tuning with the server and the clients in separate processes.
+"""Federated fine-tuning on Flower: one ServerApp, K ClientApps, CKKS ciphertexts between them.
 
-:class:`Federation` spawns one server process and K client processes (multiprocessing
-"spawn"); each client talks to the server over its own OS pipe, where every message is one
-``bytes`` payload (:mod:`dictpfl.messages`) whose length the server logs. The launcher (this
-process) stands for the clients' trusted setup: it sends each client its data shard, the
-pretrained model and the CKKS context with the secret key, and sends the server only the
-public context; it never relays FL traffic. :func:`run_federated` runs one method through a
-federation (a fresh one, or one kept open so several methods share the process start-up).
+The server (:mod:`dictpfl.serverapp`) runs the :class:`~dictpfl.serverapp.EncryptedFedAvg`
+strategy with the public CKKS context only; each client (:mod:`dictpfl.clientapp`) holds the
+secret key, its data shard and its own log, given by the trusted setup
+(:class:`~dictpfl.config.ClientSetup`): the launcher, which never relays federated traffic.
+:func:`run_federated` runs one method, :func:`run_methods` several on the same federation
+(one engine start-up), in Flower's simulation engine (``engine="simulation"``, Ray) or with
+the ClientApps in threads of this process (``engine="inprocess"``, the same messages without
+the start-up of Ray's workers).
 
 Methods (same data, model and rounds):
 
@@ -21,28 +22,34 @@ depe_only      lookup tables + head              all entries, encrypted (s = 0)
 prme_only      all parameters                    PrME-masked entries, encrypted
 =============  ===============================  =====================================
 
-Times are per-process CPU seconds: a round costs ``max_k(compute + encrypt) + aggregate +
+Times are CPU seconds of each app: a round costs ``max_k(compute + encrypt) + aggregate +
 max_k decrypt + transfer``, with ``transfer = 8·(bytes_up + bytes_down) / bandwidth`` (all
-traffic through the server's link).
+traffic through the server's link; bytes as Flower serialises the messages).
 """
 
 from __future__ import annotations
 
-import contextlib
-import io
-import multiprocessing as mp
+import logging
+import tempfile
+import time
+import uuid
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+from flwr.app import ArrayRecord, Context, Error, Message, RecordDict
+from flwr.clientapp import ClientApp
+from flwr.serverapp import Grid, ServerApp
 from torch import nn
 
-from dictpfl.client import DICT_METHODS, client_main
+from dictpfl.clientapp import DICT_METHODS, make_client_app, setups_by_partition
+from dictpfl.config import FAULTS, METHODS, ClientSetup, JobConfig
 from dictpfl.data import FederatedData, check_federated_data
 from dictpfl.he import HEContext
 from dictpfl.model import MLP
-from dictpfl.server import server_main
+from dictpfl.serverapp import ServerLog, make_server_app
 from paperkit import (
     Described,
     check_bool,
@@ -54,9 +61,7 @@ from paperkit import (
     param_error,
 )
 
-__all__ = ["METHODS", "FLHistory", "Federation", "run_federated"]
-
-METHODS = ("plaintext", "fedhe_full", "fedml_he", "dictpfl", "depe_only", "prme_only")
+__all__ = ["ENGINES", "METHODS", "FLHistory", "InProcessGrid", "run_federated", "run_methods"]
 
 
 @dataclass
@@ -66,7 +71,12 @@ class FLHistory:
     ``acc``: test accuracy of the global model after each round; ``bytes_up``/``bytes_down``:
     payload bytes received/sent by the server; ``t_*``: seconds (CPU) per round;
     ``participants``: clients aggregated each round; ``n_sent``: coordinates each client sent;
-    ``final``: the final shared vector of every client (equal up to noise: they stay in sync).
+    ``final``/``frozen``: each client's final shared vector and frozen dictionaries, from its
+    own log; ``manifests``: every message the server sent or received; ``rejected``: the
+    replies the server refused, with the reason; ``digests``: the SHA-256 of each client's
+    final shared vector, as the client reported it to the server (equal: clients stay in
+    sync); ``payloads``/``updates``: the serialised update messages of round 0 and their
+    ciphertexts (``keep_payloads``).
     """
 
     method: str
@@ -87,7 +97,10 @@ class FLHistory:
     final: list[np.ndarray]
     frozen: list[dict[str, torch.Tensor]]
     manifests: list[dict] = field(repr=False)
-    payloads: list[bytes] | None = field(default=None, repr=False)
+    rejected: list[dict] = field(default_factory=list)
+    digests: dict[int, str] = field(default_factory=dict)
+    payloads: list[bytes] = field(default_factory=list, repr=False)
+    updates: list[list[bytes]] = field(default_factory=list, repr=False)
     server_has_secret_key: bool = False
 
     @property
@@ -107,99 +120,110 @@ class FLHistory:
         }
 
 
-#: Memory one client or server process takes (torch and TenSEAL loaded, a small model).
+ENGINES = ("simulation", "inprocess")
+
+#: Memory one simulated client takes (torch and TenSEAL loaded, a small model).
 PROCESS_BYTES = 400 * 2**20
 
 
-class Federation:
-    """One server process and ``clients`` client processes, reusable across runs.
+class InProcessGrid(Grid):
+    """A Flower grid whose nodes run the ClientApp in this process, one thread per node.
 
-    The processes start at the first :meth:`run`, so building a federation is cheap and its
-    argument is checked at once (``clients`` >= 2, the processes fitting in memory). Use as a
-    context manager (or call :meth:`close`); processes are daemons, so they also end with the
-    launcher.
+    Messages are real Flower messages and each node keeps its ``context.state`` between them,
+    as in the simulation engine; only the transport is a function call. A node works on its
+    messages one at a time, so a slow node answers late exactly as a remote one would; an
+    exception in the ClientApp becomes an error reply, as Flower's runtimes return it.
     """
 
-    def __init__(self, clients: int = 4):
-        clients = check_int("clients", "Federation", clients, low=2)
-        check_memory("clients", "Federation", clients, (clients + 1) * PROCESS_BYTES)
-        self.clients = clients
-        self.closed = False
-        self._server = None
+    def __init__(self, client_app: ClientApp, n_nodes: int, run_id: int = 1):
+        from concurrent.futures import ThreadPoolExecutor
+
+        from flwr.supercore.task_identity import TaskIdentity
+
+        TaskIdentity.run_id, TaskIdentity.node_id, TaskIdentity.task_id = run_id, 1, 1
+        self.app, self._run_id = client_app, run_id
+        self.nodes = {
+            1000 + k: (
+                Context(
+                    run_id=run_id,
+                    node_id=1000 + k,
+                    node_config={"partition-id": k, "num-partitions": n_nodes},
+                    state=RecordDict(),
+                    run_config={},
+                ),
+                ThreadPoolExecutor(max_workers=1),
+            )
+            for k in range(n_nodes)
+        }
+        self.futures: dict[str, Any] = {}
+
+    def set_run(self, run) -> None:
+        self._run = run
 
     @property
-    def started(self) -> bool:
-        """Whether the processes have been started."""
-        return self._server is not None
+    def run(self):
+        return self._run
 
-    def _start(self) -> None:
-        ctx = mp.get_context("spawn")
-        links = [ctx.Pipe() for _ in range(self.clients)]
-        self._server_ctl, server_end = ctx.Pipe()
-        self._server = ctx.Process(
-            target=server_main, args=(server_end, [a for a, _ in links]), daemon=True
-        )
-        self._client_ctl = []
-        self._clients = []
-        for _, b in links:
-            mine, theirs = ctx.Pipe()
-            self._client_ctl.append(mine)
-            self._clients.append(ctx.Process(target=client_main, args=(theirs, b), daemon=True))
-        for p in (self._server, *self._clients):
-            p.start()
+    def create_message(self, content, message_type, dst_node_id, group_id, ttl=None):
+        return Message(content, dst_node_id, message_type, ttl=ttl, group_id=group_id)
 
-    def __enter__(self) -> Federation:
-        return self
+    def get_node_ids(self) -> list[int]:
+        return list(self.nodes)
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def push_messages(self, messages) -> list[str]:
+        ids = []
+        for msg in messages:
+            msg.metadata.__dict__["_message_id"] = uuid.uuid4().hex
+            context, pool = self.nodes[msg.metadata.dst_node_id]
+            self.futures[msg.metadata.message_id] = pool.submit(self._handle, msg, context)
+            ids.append(msg.metadata.message_id)
+        return ids
+
+    def _handle(self, msg: Message, context: Context) -> Message:
+        try:
+            return self.app(msg, context)
+        except Exception as exc:  # Flower's runtimes answer a failed ClientApp with an error
+            return Message(Error(code=0, reason=f"{type(exc).__name__}: {exc}"), reply_to=msg)
+
+    def pull_messages(self, message_ids) -> list[Message]:
+        done = [i for i in message_ids if i in self.futures and self.futures[i].done()]
+        return [self.futures.pop(i).result() for i in done]
+
+    def send_and_receive(self, messages, *, timeout=None) -> list[Message]:
+        ids = set(self.push_messages(messages))
+        end = time.monotonic() + (timeout if timeout is not None else float("inf"))
+        out: list[Message] = []
+        while ids and time.monotonic() < end:
+            got = self.pull_messages(ids)
+            out += got
+            ids -= {m.metadata.reply_to_message_id for m in got}
+            if ids:
+                time.sleep(0.01)
+        return out
 
     def close(self) -> None:
-        """Stop the processes (politely, then by terminate)."""
-        if self.closed:
-            return
-        self.closed = True
-        if not self.started:
-            return
-        for conn in (self._server_ctl, *self._client_ctl):
-            with contextlib.suppress(OSError):
-                conn.send(None)
-        for p in (self._server, *self._clients):
-            p.join(timeout=5)
-            if p.is_alive():
-                p.terminate()
+        for _, pool in self.nodes.values():
+            pool.shutdown(wait=True, cancel_futures=True)
 
-    def run(self, server_job: dict, client_jobs: list[dict], timeout: float) -> tuple[dict, list]:
-        """Send the jobs, wait for every report; raise ValueError on a reported error.
 
-        A run that does not finish (timeout, interrupt) closes the federation: its processes
-        may be mid-protocol, and a later run must not read their stale reports.
-        """
-        if self.closed:
-            raise RuntimeError("this Federation is closed (an earlier run did not finish)")
-        if not self.started:
-            self._start()
-        finished = False
-        try:
-            self._server_ctl.send(server_job)
-            for conn, job in zip(self._client_ctl, client_jobs, strict=True):
-                conn.send(job)
-            reports = []
-            for name, conn in (
-                ("server", self._server_ctl),
-                *(("client", c) for c in self._client_ctl),
-            ):
-                if not conn.poll(timeout):
-                    raise RuntimeError(f"the {name} process did not report within {timeout} s")
-                reports.append(conn.recv())
-            finished = True
-        finally:
-            if not finished:
-                self.close()
-        errors = [r["error"] for r in reports if "error" in r]
-        if errors:
-            raise ValueError("; ".join(errors))
-        return reports[0], reports[1:]
+def _simulate(server_app: ServerApp, client_app: ClientApp, clients: int) -> None:
+    """Run the apps in Flower's simulation engine (Ray), one CPU per ClientApp worker."""
+    import os
+
+    from flwr.simulation import run_simulation
+
+    # Ray's metrics exporter and dashboard are not needed here; without them Ray starts faster
+    # and a busy machine does not time out its dashboard agent
+    os.environ.setdefault("RAY_enable_metrics_collection", "0")
+    run_simulation(
+        server_app=server_app,
+        client_app=client_app,
+        num_supernodes=clients,
+        backend_config={
+            "client_resources": {"num_cpus": 1, "num_gpus": 0.0},
+            "init_args": {"include_dashboard": False},
+        },
+    )
 
 
 def run_federated(
@@ -212,10 +236,44 @@ def run_federated(
     reactivation: float = 0.2,
     bandwidth_mbps: float = 100.0,
     seed: int = 0,
+    **options: Any,
+) -> FLHistory:
+    """Federated fine-tuning of ``model`` (an :class:`~dictpfl.model.MLP` with a ``head``) on
+    ``data`` with one of :data:`METHODS`; :func:`run_methods` with one method (same options).
+
+    >>> from dictpfl import make_federated_digits
+    >>> h = run_federated("dictpfl", make_federated_digits(clients=2), rounds=2, clients=2,
+    ...                   engine="inprocess")  # doctest: +SKIP
+    """
+    check_choice("method", "run_federated", method, METHODS)
+    return run_methods(
+        (method,),
+        data,
+        rounds,
+        clients,
+        rank,
+        prune_ratio,
+        reactivation,
+        bandwidth_mbps,
+        seed,
+        **options,
+    )[method]
+
+
+def run_methods(
+    methods: tuple[str, ...] = METHODS,
+    data: FederatedData | None = None,
+    rounds: int = 20,
+    clients: int = 4,
+    rank: int = 8,
+    prune_ratio: float = 0.7,
+    reactivation: float = 0.2,
+    bandwidth_mbps: float = 100.0,
+    seed: int = 0,
     *,
     model: nn.Module | None = None,
-    federation: Federation | None = None,
     he: HEContext | None = None,
+    engine: str = "simulation",
     encrypt: bool = True,
     decay: float = 0.5,
     error_feedback: bool = False,
@@ -223,27 +281,34 @@ def run_federated(
     local_epochs: int = 1,
     lr: float = 1e-3,
     batch_size: int = 32,
-    drop: dict[int, list[int]] | None = None,
+    faults: dict[int, dict[int, str]] | None = None,
     round_timeout: float = 120.0,
+    setup_timeout: float = 300.0,
     keep_payloads: bool = False,
-) -> FLHistory:
-    """Federated fine-tuning of ``model`` (an :class:`~dictpfl.model.MLP` with a ``head``) on
-    ``data`` with one of :data:`METHODS`.
+) -> dict[str, FLHistory]:
+    """Run each of ``methods`` in turn on one Flower federation of ``clients`` ClientApps.
 
     ``model=None`` pretrains the reference MLP 64-256-256 on ``data.public``. ``he=None`` creates
-    a CKKS context (N = 8192, [60, 40, 40, 60], 2^40). ``encrypt=False`` runs the masked methods
-    in plaintext (for equivalence checks). ``drop={round: [client ids]}`` makes those clients
-    drop out after the round starts (the server times out after ``round_timeout`` s and
-    aggregates the others). The PrME mask seed is ``seed``.
+    a CKKS context (N = 8192, [60, 40, 40, 60], 2^40); the server gets only its public part.
+    ``engine``: ``"simulation"`` (Flower's simulation engine) or ``"inprocess"`` (the same apps
+    and messages, ClientApps in threads). ``encrypt=False`` runs the masked methods in
+    plaintext (for equivalence checks). ``faults={round: {client: fault}}`` makes clients fail
+    in a round of every method (a fault of :data:`dictpfl.config.FAULTS`): the server times out
+    after ``round_timeout`` s, rejects what is malformed and aggregates the others.
+    ``setup_timeout`` bounds the wait for the clients to start and answer the setup. The PrME
+    mask seed is ``seed``.
 
-    Every argument is checked before anything is pretrained or any process is started: ``data``
+    Every argument is checked before anything is pretrained or any app is started: ``data``
     as :func:`dictpfl.data.check_federated_data` requires (finite features: NaN is refused),
     ``clients`` equal to its client splits, ``model`` an MLP of ``data``'s input and class
     counts, ``rank`` in [1, the model's smallest layer width], ``he`` a context with the secret
     key, the ciphertexts of one round fitting in memory, and every count and rate in range.
     """
-    owner = "run_federated"
-    check_choice("method", owner, method, METHODS)
+    owner = "run_methods"
+    if isinstance(methods, str) or not isinstance(methods, (tuple, list)) or not methods:
+        raise param_error("methods", owner, f"a non-empty tuple of {METHODS}", describe(methods))
+    for m in methods:
+        check_choice("methods", owner, m, METHODS)
     if data is None:
         raise param_error("data", owner, "a FederatedData", None, cls=TypeError)
     check_federated_data("data", owner, data)
@@ -253,11 +318,13 @@ def run_federated(
         raise param_error(
             "clients", owner, f"the number of client splits in data ({len(data.clients)})", clients
         )
+    check_memory("clients", owner, clients, (clients + 1) * PROCESS_BYTES)
     rank = check_int("rank", owner, rank, low=1)
     prune_ratio = check_real("prune_ratio", owner, prune_ratio, low=0, high=1, high_open=True)
     reactivation = check_real("reactivation", owner, reactivation, low=0, high=1)
     bandwidth_mbps = check_real("bandwidth_mbps", owner, bandwidth_mbps, low=0, low_open=True)
     seed = check_int("seed", owner, seed, low=0)
+    engine = check_choice("engine", owner, engine, ENGINES)
     encrypt = check_bool("encrypt", owner, encrypt)
     decay = check_real("decay", owner, decay, low=0, high=1, high_open=True)
     error_feedback = check_bool("error_feedback", owner, error_feedback)
@@ -265,120 +332,158 @@ def run_federated(
     local_epochs = check_int("local_epochs", owner, local_epochs, low=1)
     lr = check_real("lr", owner, lr, low=0, low_open=True)
     batch_size = check_int("batch_size", owner, batch_size, low=1)
-    drop = _check_drop(owner, drop, rounds, clients)
+    faults = _check_faults(owner, faults, rounds, clients)
     round_timeout = check_real("round_timeout", owner, round_timeout, low=0, low_open=True)
+    setup_timeout = check_real("setup_timeout", owner, setup_timeout, low=0, low_open=True)
     keep_payloads = check_bool("keep_payloads", owner, keep_payloads)
     widths = _check_model(owner, model, data)
-    if method in DICT_METHODS and rank > min(widths):
+    if any(m in DICT_METHODS for m in methods) and rank > min(widths):
         raise param_error("rank", owner, f"an integer in [1, {min(widths)}]", rank)
-    if federation is not None:
-        if not isinstance(federation, Federation):
-            raise param_error(
-                "federation", owner, "a Federation", describe(federation), cls=TypeError
-            )
-        if federation.closed or federation.clients != clients:
-            state = "closed" if federation.closed else "open"
-            raise param_error(
-                "federation",
-                owner,
-                f"an open Federation of {clients} clients",
-                Described(f"a {state} one of {federation.clients}"),
-            )
-    uses_he = method != "plaintext" and (encrypt or method in ("fedhe_full", "fedml_he"))
+    uses_he = {
+        m: m != "plaintext" and (encrypt or m in ("fedhe_full", "fedml_he")) for m in methods
+    }
     if he is not None:
         if not isinstance(he, HEContext):
             raise param_error("he", owner, "an HEContext", describe(he), cls=TypeError)
-        if uses_he and not he.has_secret_key:
+        if any(uses_he.values()) and not he.has_secret_key:
             raise param_error(
                 "he",
                 owner,
                 "a context with the secret key (the clients decrypt)",
                 Described("a public context"),
             )
-    if uses_he:
-        shared = _shared_size(method, widths, data.n_classes, rank)
-        slots, one_ct = (he.slots, he.ciphertext_bytes) if he else (4096, 2 * 8192 * 4 * 8)
-        need = (2 * clients + 2) * -(-shared // slots) * one_ct  # uploads, aggregate, copies
-        check_memory("model", owner, describe(model), need)
+    for m in methods:
+        if uses_he[m]:
+            shared = _shared_size(m, widths, data.n_classes, rank)
+            slots, one_ct = (he.slots, he.ciphertext_bytes) if he else (4096, 2 * 8192 * 4 * 8)
+            need = (2 * clients + 2) * -(-shared // slots) * one_ct  # uploads, aggregate, copies
+            check_memory("model", owner, describe(model), need)
 
     from dictpfl.model import pretrained_mlp
 
     if model is None:
         model = pretrained_mlp(data, seed=seed)
-    if uses_he and he is None:
+    if any(uses_he.values()) and he is None:
         he = HEContext.create()
-    buf = io.BytesIO()
-    torch.save(model.state_dict(), buf)
-    hidden = [layer.out_features for layer in model.body]
-    common = {
-        "method": method,
-        "rounds": rounds,
-        "seed": seed,
-        "mask_seed": seed,
-        "rank": rank,
-        "prune_ratio": 0.0 if method == "depe_only" else prune_ratio,
-        "reactivation": reactivation,
-        "decay": decay,
-        "error_feedback": error_feedback,
-        "fedml_frac": fedml_frac,
-        "local_epochs": local_epochs,
-        "lr": lr,
-        "batch_size": batch_size,
-        "encrypt": uses_he,
-        "n_features": data.n_features,
-        "hidden": hidden,
-        "n_classes": data.n_classes,
-        "model_state": buf.getvalue(),
-        "he_secret": he.to_bytes(secret=True) if uses_he else None,
-        "test": tuple(t.numpy() for t in data.test),
-    }
-    client_jobs = [
-        {
-            **common,
-            "client_id": k,
-            "data": tuple(t.numpy() for t in data.clients[k]),
-            "drop_rounds": sorted(t for t, ids in drop.items() if k in ids),
-        }
-        for k in range(clients)
+    hidden = tuple(layer.out_features for layer in model.body)
+    jobs = [
+        JobConfig(
+            method=m,
+            job=j,
+            rounds=rounds,
+            seed=seed,
+            rank=rank,
+            prune_ratio=0.0 if m == "depe_only" else prune_ratio,
+            reactivation=reactivation,
+            decay=decay,
+            error_feedback=error_feedback,
+            fedml_frac=fedml_frac,
+            local_epochs=local_epochs,
+            lr=lr,
+            batch_size=batch_size,
+            encrypt=uses_he[m],
+            n_features=data.n_features,
+            hidden=hidden,
+            n_classes=data.n_classes,
+        )
+        for j, m in enumerate(methods)
     ]
-    server_job = {
-        "method": method,
-        "rounds": rounds,
-        "he_public": he.public() if uses_he else None,
-        "round_timeout": round_timeout,
-        "join_timeout": 120.0,
-        "keep_payloads": keep_payloads,
-    }
-    owned = federation is None
-    fed = Federation(clients) if owned else federation
+    n_params = sum(p.numel() for p in model.parameters())
+    with tempfile.TemporaryDirectory(prefix="dictpfl-") as logs:
+        setups = [
+            ClientSetup(
+                partition=k,
+                secret_context=he.to_bytes(secret=True) if he is not None else None,
+                data=tuple(t.numpy() for t in data.clients[k]),
+                test=tuple(t.numpy() for t in data.test),
+                log_dir=str(Path(logs) / f"client-{k}"),
+                faults={
+                    j: {t: f[k] for t, f in faults.items() if k in f} for j in range(len(jobs))
+                },
+                late_s=1.2 * round_timeout + 1.0,
+            )
+            for k in range(clients)
+        ]
+        records: list[ServerLog] = []
+        server_app = make_server_app(
+            jobs,
+            HEContext.from_bytes(he.public()) if he is not None else None,
+            ArrayRecord(model.state_dict()),
+            clients,
+            records,
+            round_timeout=round_timeout,
+            setup_timeout=setup_timeout,
+            keep_payloads=keep_payloads,
+        )
+        client_app = make_client_app(setups_by_partition(setups))
+        flwr_log = logging.getLogger("flwr")
+        level = flwr_log.level
+        flwr_log.setLevel(logging.WARNING)  # the strategy's per-round INFO lines, for every job
+        try:
+            _run_engine(engine, server_app, client_app, clients)
+        finally:
+            flwr_log.setLevel(level)
+        if len(records) != len(jobs):
+            raise RuntimeError(
+                f"the ServerApp finished {len(records)} of {len(jobs)} jobs (see its log above)"
+            )
+        return {
+            cfg.method: _history(
+                cfg, rec, _client_reports(logs, cfg.job, clients), bandwidth_mbps, n_params
+            )
+            for cfg, rec in zip(jobs, records, strict=True)
+        }
+
+
+def _run_engine(engine: str, server_app: ServerApp, client_app: ClientApp, clients: int) -> None:
+    if engine == "simulation":
+        _simulate(server_app, client_app, clients)
+        return
+    grid = InProcessGrid(client_app, clients)
     try:
-        server, reports = fed.run(server_job, client_jobs, timeout=600.0 + rounds * round_timeout)
+        server_app(
+            grid, Context(run_id=1, node_id=1, node_config={}, state=RecordDict(), run_config={})
+        )
     finally:
-        if owned:
-            fed.close()
-    return _history(
-        method, server, reports, bandwidth_mbps, sum(p.numel() for p in model.parameters())
-    )
+        grid.close()
 
 
-def _check_drop(owner: str, drop: Any, rounds: int, clients: int) -> dict[int, list[int]]:
-    """None, or a dict of rounds in [0, rounds) to lists of client ids in [0, clients)."""
-    if drop is None:
+def _client_reports(logs: str, job: int, clients: int) -> list[dict]:
+    """The reports the clients wrote into their own logs at the end of ``job``."""
+    reports = []
+    for k in range(clients):
+        path = Path(logs) / f"client-{k}" / f"job-{job}-client-{k}.pt"
+        if path.is_file():
+            reports.append(torch.load(path, weights_only=False))
+    return reports
+
+
+def _check_faults(owner: str, faults: Any, rounds: int, clients: int) -> dict[int, dict[int, str]]:
+    """None, or a dict of rounds in [0, rounds) to dicts of client ids in [0, clients) to
+    faults of :data:`FAULTS`."""
+    if faults is None:
         return {}
-    expected = f"a dict of rounds in [0, {rounds}) to lists of client ids in [0, {clients})"
-    if not isinstance(drop, dict):
-        raise param_error("drop", owner, expected, describe(drop), cls=TypeError)
-    for t, ids in drop.items():
+    expected = (
+        f"a dict of rounds in [0, {rounds}) to dicts of client ids in [0, {clients}) to one of "
+        f"{FAULTS}"
+    )
+    if not isinstance(faults, dict):
+        raise param_error("faults", owner, expected, describe(faults), cls=TypeError)
+    for t, per in faults.items():
         if (
             isinstance(t, bool)
             or not isinstance(t, int)
-            or not isinstance(ids, (list, tuple))
-            or not all(isinstance(k, int) and not isinstance(k, bool) for k in ids)
+            or not isinstance(per, dict)
+            or not all(isinstance(k, int) and not isinstance(k, bool) for k in per)
         ):
-            raise param_error("drop", owner, expected, drop, cls=TypeError)
-        if not 0 <= t < rounds or not all(0 <= k < clients for k in ids):
-            raise param_error("drop", owner, expected, drop)
-    return {t: list(ids) for t, ids in drop.items()}
+            raise param_error("faults", owner, expected, faults, cls=TypeError)
+        if (
+            not 0 <= t < rounds
+            or not all(0 <= k < clients for k in per)
+            or not all(f in FAULTS for f in per.values())
+        ):
+            raise param_error("faults", owner, expected, faults)
+    return {t: dict(per) for t, per in faults.items()}
 
 
 def _check_model(owner: str, model: Any, data: FederatedData) -> list[int]:
@@ -410,37 +515,45 @@ def _shared_size(method: str, widths: list[int], n_classes: int, rank: int) -> i
 
 
 def _history(
-    method: str, server: dict, reports: list[dict], bandwidth_mbps: float, n_params: int
+    cfg: JobConfig, rec: ServerLog, reports: list[dict], bandwidth_mbps: float, n_params: int
 ) -> FLHistory:
-    rounds = server["rounds"]
-    R = len(rounds)
+    R = cfg.rounds
 
     def worst(key: str) -> np.ndarray:
         return np.array(
-            [max((r["stats"][t].get(key, 0.0) for r in reports), default=0.0) for t in range(R)]
+            [
+                max((r["stats"].get(f"{key}.{t}", 0.0) for r in reports), default=0.0)
+                for t in range(R)
+            ]
         )
 
-    up = np.array([r["bytes_up"] for r in rounds], dtype=float)
-    down = np.array([r["bytes_down"] for r in rounds], dtype=float)
+    rows = {r["round"]: r for r in rec.rounds}
+    up = np.array([rows[t]["bytes_up"] if t in rows else 0 for t in range(R)], dtype=float)
+    down = np.array([rows[t]["bytes_down"] if t in rows else 0 for t in range(R)], dtype=float)
     return FLHistory(
-        method=method,
-        acc=np.array([reports[0]["stats"][t]["acc"] for t in range(R)]),
+        method=cfg.method,
+        acc=np.array([rows[t]["acc"] if t in rows else np.nan for t in range(R)]),
         bytes_up=up,
         bytes_down=down,
         t_compute=worst("t_compute"),
         t_encrypt=worst("t_encrypt"),
-        t_aggregate=np.array([r["t_aggregate"] for r in rounds]),
-        t_decrypt=worst("t_decrypt"),
+        t_aggregate=np.array(
+            [rows[t].get("t_aggregate", 0.0) if t in rows else 0.0 for t in range(R)]
+        ),
+        t_decrypt=worst("t_decrypt_eval"),
         t_transfer=8 * (up + down) / (bandwidth_mbps * 1e6),
-        wall=np.array([r["wall"] for r in rounds]),
-        participants=[r["participants"] for r in rounds],
-        n_sent=np.array([reports[0]["stats"][t]["n_sent"] for t in range(R)]),
-        n_shared=int(reports[0]["P"]),
+        wall=np.array([rows[t]["wall"] if t in rows else np.nan for t in range(R)]),
+        participants=[rows[t].get("participants", []) if t in rows else [] for t in range(R)],
+        n_sent=worst("n_sent"),
+        n_shared=int(reports[0]["P"]) if reports else 0,
         n_params=n_params,
-        setup_bytes=int(server["setup_bytes"]),
+        setup_bytes=int(rec.setup_bytes),
         final=[r["final"] for r in reports],
         frozen=[r["frozen"] for r in reports],
-        manifests=server["manifests"],
-        payloads=server["payloads"],
-        server_has_secret_key=server["server_has_secret_key"],
+        manifests=rec.manifests,
+        rejected=rec.rejected,
+        digests=rec.digests,
+        payloads=rec.payloads,
+        updates=rec.updates,
+        server_has_secret_key=rec.server_has_secret_key,
     )

@@ -222,6 +222,23 @@ class HEContext:
                 ) from exc
         return out
 
+    def check_ciphertexts(self, chunks: Sequence[bytes], length: int) -> None:
+        """Server side: ValueError unless ``chunks`` are ``ceil(length / slots)`` ciphertexts of
+        this context holding ``length`` values in all (full chunks, then the rest)."""
+        owner = "HEContext.check_ciphertexts"
+        length = check_int("length", owner, length, low=0)
+        expected = f"{self.n_chunks(length)} ciphertexts holding {length} values"
+        if isinstance(chunks, (bytes, bytearray, str)) or not hasattr(chunks, "__len__"):
+            raise param_error("chunks", owner, expected, describe(chunks), cls=TypeError)
+        if len(chunks) != self.n_chunks(length):
+            raise param_error("chunks", owner, expected, Described(f"{len(chunks)} ciphertexts"))
+        for j, vec in enumerate(self._load("chunks", owner, chunks)):
+            want = min(self.slots, length - j * self.slots)
+            if vec.size() != want:
+                raise param_error(
+                    "chunks", owner, expected, Described(f"ciphertext {j} of {vec.size()} values")
+                )
+
     def weighted_sum(
         self, list_of_chunks: Sequence[Sequence[bytes]], weights: Sequence[float]
     ) -> list[bytes]:

@@ -3,7 +3,8 @@
 Case A (quick and full): digits, the MLP 64-256-256 pretrained on the public 30 % split with a
 new 10-way head, K = 4 clients with Dirichlet(0.5) label skew, 8 rounds (quick) or 20 (full);
 plaintext FedAvg, FedHE-Full, FedML-HE (10 %), DictPFL (r = 8, s = 0.7, β = 0.2) and the two
-ablations (DePE only, PrME only), all through one set of server/client processes.
+ablations (DePE only, PrME only), all through one Flower federation (one ServerApp, K
+ClientApps in Flower's simulation engine).
 Case B (full only): a 2-layer width-128 MLP pretrained on noisy digits (σ = 0.5), fine-tuned on
 clean digits; plaintext, FedHE-Full, FedML-HE and DictPFL.
 
@@ -15,7 +16,6 @@ The claims and the rules giving their verdicts are in :mod:`dictpfl.claims`.
 
 from __future__ import annotations
 
-import contextlib
 from pathlib import Path
 from typing import Any
 
@@ -30,10 +30,10 @@ from dictpfl.claims import (
     plaintext_time_claim,
 )
 from dictpfl.data import make_federated_digits
-from dictpfl.federated import METHODS, Federation, FLHistory, run_federated
+from dictpfl.federated import ENGINES, METHODS, FLHistory, run_methods
 from dictpfl.he import HEContext
 from dictpfl.model import pretrained_mlp
-from paperkit import Report, figure, print_table, progress, save_figure
+from paperkit import Report, check_choice, check_int, figure, print_table, save_figure
 
 __all__ = ["compare", "reproduce", "summary_rows"]
 
@@ -51,30 +51,27 @@ def compare(
     methods: tuple[str, ...],
     *,
     rounds: int,
+    clients: int = 4,
     hidden: tuple[int, ...] = (256, 256),
     noise: float = 0.0,
-    federation: Federation,
     seed: int = 0,
-    desc: str = "",
     pretrain_epochs: int = 30,
+    engine: str = "simulation",
 ) -> dict[str, FLHistory]:
-    """Run each method on the same data, pretrained model and CKKS keys."""
-    data = make_federated_digits(clients=federation.clients, seed=seed, noise=noise)
+    """Run each method on the same data, pretrained model and CKKS keys, one after the other
+    on one federation of ``clients`` ClientApps."""
+    data = make_federated_digits(clients=clients, seed=seed, noise=noise)
     model = pretrained_mlp(data, hidden, epochs=pretrain_epochs, seed=seed)
-    he = HEContext.create()
-    return {
-        m: run_federated(
-            m,
-            data,
-            rounds=rounds,
-            clients=federation.clients,
-            seed=seed,
-            model=model,
-            federation=federation,
-            he=he,
-        )
-        for m in progress(methods, desc)
-    }
+    return run_methods(
+        methods,
+        data,
+        rounds=rounds,
+        clients=clients,
+        seed=seed,
+        model=model,
+        he=HEContext.create(),
+        engine=engine,
+    )
 
 
 def summary_rows(histories: dict[str, FLHistory]) -> list[dict[str, Any]]:
@@ -108,7 +105,7 @@ def summary_rows(histories: dict[str, FLHistory]) -> list[dict[str, Any]]:
 
 def _exposed(h: FLHistory) -> float:
     """Fraction of the uploaded update coordinates that travelled in plaintext."""
-    plain = sum(m["plain_bytes"] for m in h.manifests if m["dir"] == "up" and m["kind"] == "update")
+    plain = sum(m["plain_bytes"] for m in h.manifests if m["dir"] == "up" and m["kind"] == "train")
     return plain / 4 / max(1, h.n_shared * len(h.acc) * len(h.final))
 
 
@@ -137,33 +134,35 @@ def reproduce(
     out: str | Path,
     rounds: int | None = None,
     methods: tuple[str, ...] = METHODS,
-    federation: Federation | None = None,
+    clients: int = 4,
     pretrain_epochs: int = 30,
+    engine: str = "simulation",
 ) -> Report:
     """Run the comparison; print the table(s); write ``dictpfl.png`` into ``out``.
 
     Quick: case A, 8 rounds. Full: 20 rounds, case A and case B. ``rounds``, ``methods`` (case
-    A's), ``federation`` (processes to reuse; its client count replaces the 4 clients) and
-    ``pretrain_epochs`` shrink the run for tests.
+    A's), ``clients`` and ``pretrain_epochs`` shrink the run for tests; ``engine`` is Flower's
+    ``"simulation"`` engine or ``"inprocess"`` (see :func:`dictpfl.federated.run_methods`).
     """
+    check_choice("engine", "reproduce", engine, ENGINES)
+    clients = check_int("clients", "reproduce", clients, low=2)
     out = Path(out)
     rounds = rounds or (8 if quick else 20)
     case_a, case_b = "A: MLP 64-256-256, digits", "B: MLP 64-128-128, noisy -> clean digits"
     b_methods = tuple(m for m in ("plaintext", "fedhe_full", "fedml_he", "dictpfl") if m in methods)
     cases: dict[str, dict[str, FLHistory]] = {}
-    with contextlib.ExitStack() as stack:
-        fed = federation or stack.enter_context(Federation(4))
-        common = {
-            "rounds": rounds,
-            "federation": fed,
-            "seed": seed,
-            "pretrain_epochs": pretrain_epochs,
-        }
-        cases[case_a] = compare(methods, **common, desc="case A")
-        if not quick:
-            cases[case_b] = compare(
-                b_methods, **common, hidden=(128, 128), noise=0.5, desc="case B"
-            )
+    common = {
+        "rounds": rounds,
+        "clients": clients,
+        "seed": seed,
+        "pretrain_epochs": pretrain_epochs,
+        "engine": engine,
+    }
+    print(f"case A: {len(methods)} methods on one Flower federation of {clients} clients")
+    cases[case_a] = compare(methods, **common)
+    if not quick:
+        print(f"case B: {len(b_methods)} methods")
+        cases[case_b] = compare(b_methods, **common, hidden=(128, 128), noise=0.5)
     tables, per_round, n_params = {}, {}, {}
     for name, histories in cases.items():
         rows = summary_rows(histories)
@@ -192,7 +191,8 @@ def reproduce(
     ]
     settings = {
         "rounds": rounds,
-        "clients": fed.clients,
+        "clients": clients,
+        "engine": engine,
         "methods": list(methods),
         "cases": {
             case_a: {"hidden": [256, 256], "noise": 0.0, "methods": list(methods)},
