@@ -1,4 +1,5 @@
 import pytest
+import torch._dynamo  # noqa: F401  (the first optimiser imports it; pay once, not in a timed test)
 
 from bcvlr import BCVLRConfig
 

@@ -7,7 +7,7 @@ PAPER = Paper(
     title="Videos are Sample-Efficient Supervisions: Behavior Cloning from Videos via Latent "
     "Representations",
     arxiv="2512.21586",
-    status="in progress",
+    status="done",
     reproduce="bcvlr.reproduce:reproduce",
     bench="bcvlr.bench:bench",
     gpu=False,

@@ -5,7 +5,7 @@ A latent action :math:`la \in \mathbb{R}^{D}`, :math:`D = N L E` (``num_codebook
 ``num_latents`` L, ``emb_dim`` E), is read as N x L vectors of width E: codebook n quantises the
 vectors :math:`x_{n,l} = la[nE{:}(n+1)E]` strided by L (the layout ``(N, E, L)``). Each is
 replaced by its nearest code :math:`e_{n,k^*}`, :math:`k^* = \arg\min_k \|x - e_{n,k}\|^2`. In
-training mode the codebooks follow the EMA updates
+training mode the codebooks then (after the codes are read) follow the EMA updates
 
 .. math::
     c_{n,k} \leftarrow \gamma c_{n,k} + (1-\gamma) n_{n,k},\quad
@@ -94,12 +94,13 @@ class VQEmbeddingEMA(nn.Module):
         )
         idx = dist.argmin(-1)  # (N, B*L)
         onehot = F.one_hot(idx, M).to(flat.dtype)
-        if self.training:
-            if not self.initialised:
-                self._init_from(flat)
-                return self.forward(x)
-            self._ema_update(flat, onehot)
+        if self.training and not self.initialised:
+            self._init_from(flat)
+            return self.forward(x)
+        # the codes are read before this batch's EMA update, as in the released code
         quant = torch.gather(self.embedding, 1, idx[..., None].expand(-1, -1, self.emb_dim))
+        if self.training:
+            self._ema_update(flat, onehot)
         quant = self.merge(quant, B).to(x.dtype)
         loss = self.commitment * F.mse_loss(x, quant.detach())
         z_q = x + (quant - x).detach()
