@@ -3,6 +3,7 @@ import hashlib
 import json
 import math
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -273,6 +274,17 @@ def test_configuration_is_refused_before_any_app_starts(ref_data, monkeypatch, o
     )
 
 
+def _wait_for_port(port: int, timeout: float) -> None:
+    """Until something listens on 127.0.0.1:``port`` (a server that is still starting)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with socket.socket() as sock:
+            if sock.connect_ex(("127.0.0.1", port)) == 0:
+                return
+        time.sleep(0.5)
+    raise TimeoutError(f"nothing listens on port {port} after {timeout} s")
+
+
 @pytest.mark.slow
 def test_flower_deployment_runtime(tmp_path):
     # the same apps on Flower's deployment runtime: a SuperLink, two SuperNodes, `flwr run`
@@ -294,7 +306,7 @@ def test_flower_deployment_runtime(tmp_path):
         )
     ]
     try:
-        time.sleep(8)
+        _wait_for_port(8000, timeout=300)
         for k in range(2):
             procs.append(
                 subprocess.Popen(
@@ -306,6 +318,8 @@ def test_flower_deployment_runtime(tmp_path):
                     cwd=tmp_path,
                 )
             )  # fmt: skip
+        for k in range(2):
+            _wait_for_port(9094 + k, timeout=300)
         run = subprocess.run(
             ["flwr", "run", str(app), "local", "--stream", "--run-config",
              f"server-dir='{fl}/server'"],
