@@ -202,6 +202,14 @@ SUITE = BadInputs(
             bad={"model": ["not a model"]},
         ),
         Call(
+            mvou.estimate_drift_matrix,
+            name="estimate_drift_matrix (at the snapshots)",
+            model=fresh(_fitted),
+            x0=x0,
+            snapshots=[x0, x1],
+            bad={"snapshots": [[x0], "x0"]},
+        ),
+        Call(
             mvou.fit_iterated,
             snapshots=[x0, x1],
             times=[0.0, 1.0],
@@ -210,7 +218,8 @@ SUITE = BadInputs(
             steps=2,
             batch=8,
             progress=False,
-            bad={"iterations": [0], "sigma": [-1.0]},
+            estimate_on="data",
+            bad={"iterations": [0], "sigma": [-1.0], "estimate_on": ["cells"]},
         ),
         Call(
             mvou.bures_w2,

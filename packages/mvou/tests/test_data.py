@@ -3,7 +3,7 @@ import math
 import torch
 from scipy.optimize import brentq
 
-from mvou.data import REPRESSILATOR, repressilator_linear_fit
+from mvou.data import REPRESSILATOR, repressilator_fixed_point, repressilator_linear_fit
 
 F64 = torch.float64
 
@@ -34,3 +34,13 @@ def test_spectra_reads_the_stored_drifts_and_linearises_the_fixed_point():
     assert rows[1]["eigenvalues"] == "1.00, 1.00, 1.00"
     # the fixed point of a cyclic repressor loop is an unstable focus: one real, two complex
     assert rows[0]["eigenvalues"].count("i") == 2 and "x* = 1.70" in rows[0]["matrix"]
+
+
+def test_fixed_point_and_its_jacobian():
+    alpha, h = REPRESSILATOR["alpha"], REPRESSILATOR["hill"]
+    xs = brentq(lambda x: x - alpha / (1 + x**h), 0.0, alpha)
+    x, J = repressilator_fixed_point()
+    assert torch.allclose(x, torch.full((3,), xs, dtype=F64), atol=1e-12)
+    off = -alpha * h * xs ** (h - 1) / (1 + xs**h) ** 2
+    expected = -torch.eye(3, dtype=F64) + off * torch.eye(3, dtype=F64).roll(-1, dims=1)
+    assert torch.allclose(J, expected, atol=1e-12)

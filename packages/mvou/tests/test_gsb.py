@@ -77,3 +77,28 @@ def test_sample_follows_the_marginals():
         # Euler-Maruyama bias O(dt) plus sampling error: 0.03 on entries of size ~0.5
         assert float((paths[:, k].mean(0) - mean).abs().max()) < 0.03
         assert float((torch.cov(paths[:, k].T) - cov).abs().max()) < 0.03
+
+
+def test_drift_propagates_the_coupling():
+    # The SB is Gauss-Markov with the affine drift f_s = W_s x + c_s, so X_1 = Psi(1, t) X_t +
+    # independent noise with dPsi/ds = W_s Psi: Cov(X_1, X_t) = Psi(1, t) Cov(X_t). This pins
+    # the drift down (transporting the marginals alone leaves W + K Cov^{-1}, K skew, free).
+    from scipy.integrate import solve_ivp
+
+    d = 3
+    ref = MvOU(rotation(d, 3), randn(d, seed=5), 0.7)
+    sb = GaussianSB(randn(d, seed=6), _spd(d, 7), randn(d, seed=8), _spd(d, 9, scale=1.5), ref)
+    basis = torch.cat([torch.zeros(1, d, dtype=F64), torch.eye(d, dtype=F64)])
+
+    def rhs(s, psi):
+        f = sb.drift(min(s, 1 - 1e-12), basis)
+        W = (f[1:] - f[0]).T
+        return (W @ torch.from_numpy(psi).reshape(d, d)).reshape(-1).numpy()
+
+    t = 0.4
+    psi = solve_ivp(
+        rhs, (t, 1.0), torch.eye(d, dtype=F64).reshape(-1).numpy(), rtol=1e-10, atol=1e-12
+    ).y[:, -1]
+    cross = sb._moments(torch.tensor([t], dtype=F64))["cross"][0]  # Cov(X_t, X_1)
+    _, cov_t = sb.marginal(t)
+    assert_close(torch.from_numpy(psi).reshape(d, d) @ cov_t, cross.T, rtol=1e-6, atol=1e-7)

@@ -69,6 +69,19 @@ def test_estimate_drift_matrix_recovers_an_affine_drift():
     assert_close(m_hat, m, rtol=0, atol=1e-4)
 
 
+def test_estimate_drift_matrix_at_the_observed_cells():
+    # the released code's choice: regress the drift at the snapshots, each at its own time
+    ref, x0, x1 = _pair(300)
+    model = MvOUOTFM(ref, hidden=8)
+    A = torch.tensor([[-1.0, 1.5], [-1.5, -1.0]], dtype=F64)
+    m = torch.tensor([0.5, 2.0], dtype=F64)
+    model.nets = _Affine(A, -A @ m)
+    A_hat, m_hat = estimate_drift_matrix(model, x0, snapshots=[x0, x1])
+    assert_close(A_hat, A, rtol=0, atol=1e-5)
+    assert_close(m_hat, m, rtol=0, atol=1e-4)
+    assert_param_error(estimate_drift_matrix, model, x0, snapshots=[x0], param="snapshots")
+
+
 def test_fit_iterated_starts_from_brownian_and_reports_each_estimate():
     ref, x0, x1 = _pair()
     model, history = fit_iterated(
@@ -77,6 +90,18 @@ def test_fit_iterated_starts_from_brownian_and_reports_each_estimate():
     assert len(history) == 2 and history[-1][0] is model
     assert float(history[0][0].ref.A.abs().max()) == 0.0  # iteration 1 is SF2M
     assert torch.equal(model.ref.A, history[0][1].to(model.ref.dtype))  # refit on the estimate
+    _, on_data = fit_iterated(
+        [x0, x1],
+        [0.0, 1.0],
+        0.5,
+        iterations=1,
+        steps=5,
+        batch=32,
+        progress=False,
+        estimate_on="data",
+    )
+    A_data, _ = estimate_drift_matrix(on_data[0][0], x0, snapshots=[x0, x1])
+    assert torch.equal(on_data[0][1], A_data)
 
 
 def test_fit_refuses_bad_snapshot_times():

@@ -11,7 +11,7 @@ from paperkit.cli import run_bench, run_reproduce
 from paperkit.testing import check_results_file
 
 
-@pytest.mark.slow  # eleven trainings and the full pipeline, at tiny sizes
+@pytest.mark.slow  # twelve trainings and the full pipeline, at tiny sizes
 def test_reproduction_at_tiny_settings_writes_valid_results(tmp_path, monkeypatch):
     monkeypatch.setenv("PAPERKIT_NO_PROGRESS", "1")
     tiny = {
@@ -19,6 +19,8 @@ def test_reproduction_at_tiny_settings_writes_valid_results(tmp_path, monkeypatc
         "n": 60,
         "steps": 3,
         "repressilator_steps": 3,
+        "repressilator_n": 20,
+        "repressilator_batch": 18,
         "sde_steps": 5,
         "repressilator": True,
         "iterations": 2,
@@ -33,7 +35,8 @@ def test_reproduction_at_tiny_settings_writes_valid_results(tmp_path, monkeypatc
         "mvOU-GSB (exact oracle)",
         "Brownian SF2M (A = 0)",
     }
-    assert len(doc["tables"]["repressilator"]) == 3  # SF2M, iteration 2, LS-fit reference
+    # SF2M, iteration 2, the paper's ground-truth reference, the LS-fit reference, the floor
+    assert len(doc["tables"]["repressilator"]) == 5
     assert (tmp_path / "mvou.png").stat().st_size > 0
 
 
@@ -50,9 +53,9 @@ def test_bench_at_tiny_settings_writes_valid_results(tmp_path, monkeypatch):
     assert all((tmp_path / f).is_file() for f in doc["figures"])
 
 
-@pytest.mark.slow  # six trainings at tiny sizes
+@pytest.mark.slow  # five trainings at tiny sizes
 def test_repressilator_study_reports_every_iteration(tmp_path, monkeypatch):
-    tiny = {"n": 40, "sde_steps": 5, "repressilator_steps": 3}
+    tiny = {"repressilator_n": 20, "repressilator_batch": 18, "repressilator_steps": 3}
     monkeypatch.setitem(mvou.reproduce.RUNS, False, {**mvou.reproduce.RUNS[False], **tiny})
     assert (
         mvou.repressilator_study.main(["--seeds", "0", "--iterations", "3", "--out", str(tmp_path)])
@@ -63,5 +66,5 @@ def test_repressilator_study_reports_every_iteration(tmp_path, monkeypatch):
         "iterated mvOU-OTFM (iteration 2)",
         "iterated mvOU-OTFM (iteration 3)",
     ]
-    assert len(rep["rows"]) == 4 and len(rep["A_rel_errors"]) == 3
+    assert len(rep["rows"]) == 6 and len(rep["A_rel_errors"]) == 3
     assert all(e >= 0 for e in rep["A_rel_errors"])

@@ -19,6 +19,7 @@ __all__ = [
     "gaussian_problem",
     "mixture",
     "repressilator",
+    "repressilator_fixed_point",
     "repressilator_linear_fit",
     "rotational_drift",
 ]
@@ -67,15 +68,19 @@ def mixture(
     return centre + std * torch.randn(n, 2, generator=generator, dtype=F64)
 
 
-#: Repressilator: production ``alpha``, Hill exponent, noise per unit real time, real-time
-#: horizon mapped to [0, 1], and the initial cloud.
+#: Repressilator, as in the paper's released repressilator experiment: production
+#: ``alpha`` (beta = 10), Hill exponent n = 3 (k = 1, decay gamma = 1), noise 0.1 per unit real
+#: time, 10 snapshots at real times 0, 1, ..., 9 (horizon 9, mapped to [0, 1]), initial cloud
+#: N((1, 1, 2), 0.1^2 I) and Euler-Maruyama step 0.05 in real time.
 REPRESSILATOR = {
     "alpha": 10.0,
     "hill": 3.0,
-    "noise": 0.15,
-    "horizon": 4.0,
-    "start": (0.5, 1.5, 4.0),
-    "start_std": 0.2,
+    "noise": 0.1,
+    "horizon": 9.0,
+    "snapshots": 10,
+    "start": (1.0, 1.0, 2.0),
+    "start_std": 0.1,
+    "dt": 0.05,
 }
 
 
@@ -86,15 +91,29 @@ def repressilator_drift(x: torch.Tensor) -> torch.Tensor:
     return p["alpha"] / (1 + prev ** p["hill"]) - x
 
 
+def repressilator_fixed_point() -> tuple[torch.Tensor, torch.Tensor]:
+    r"""The symmetric fixed point :math:`x^* = \alpha/(1 + x^{*h})` (Newton) and the Jacobian
+    :math:`\partial f(x^*)` there, in real time: the paper's "ground-truth" mvOU reference
+    (:math:`m = x^*`, :math:`A = H\,\partial f(x^*)` in rescaled time)."""
+    p = REPRESSILATOR
+    x = torch.tensor(1.0, dtype=F64)
+    for _ in range(60):
+        g = x - p["alpha"] / (1 + x ** p["hill"])
+        x = x - g / (1 + p["alpha"] * p["hill"] * x ** (p["hill"] - 1) / (1 + x ** p["hill"]) ** 2)
+    J = torch.func.jacrev(lambda v: repressilator_drift(v[None])[0])(x.repeat(3))
+    return x.repeat(3), J
+
+
 def repressilator(
-    n: int, times: list[float], generator: torch.Generator, dt: float = 1e-3
+    n: int, times: list[float], generator: torch.Generator, dt: float | None = None
 ) -> list[torch.Tensor]:
     r"""Independent snapshots (``n`` cells each, fresh cells per time, as in single-cell data) of
     the repressilator SDE :math:`dx = H f(x)dt + \sqrt{H}\,s\,dB` in rescaled time
-    :math:`t \in [0, 1]` (:math:`H` = ``horizon``), by Euler–Maruyama with step ``dt``.
-    Returns one ``(n, 3)`` tensor per time in ``times``."""
+    :math:`t \in [0, 1]` (:math:`H` = ``horizon``), by Euler–Maruyama with step ``dt`` (default:
+    0.05 real time units). Returns one ``(n, 3)`` tensor per time in ``times``."""
     p = REPRESSILATOR
     H = p["horizon"]
+    dt = p["dt"] / H if dt is None else dt
     start = torch.tensor(p["start"], dtype=F64)
     x = start + p["start_std"] * torch.randn(n * len(times), 3, generator=generator, dtype=F64)
     out, t = [], 0.0
@@ -117,8 +136,7 @@ def repressilator(
 def repressilator_linear_fit(snapshots: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
     r"""The best mvOU drift for the repressilator's data: least squares of the true drift in
     rescaled time, :math:`H f(x) \approx A x + c` over the pooled ``snapshots`` ``(n_k, 3)``;
-    returns :math:`(A, m)` with :math:`m = -A^{-1}c`. This is what the iterated variant's
-    estimate from the learned drift should approach."""
+    returns :math:`(A, m)` with :math:`m = -A^{-1}c`."""
     x = torch.cat(list(snapshots)).to(F64)
     design = torch.cat([x, torch.ones(x.shape[0], 1, dtype=F64)], dim=1)
     beta = torch.linalg.lstsq(design, REPRESSILATOR["horizon"] * repressilator_drift(x)).solution

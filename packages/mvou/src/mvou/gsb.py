@@ -1,5 +1,5 @@
 r"""mvOU-GSB: the exact Schrödinger bridge between Gaussian marginals (the paper's exactly
-solvable case).
+solvable case, Theorem 3; the bridges of Theorems 1 and 2).
 
 Static problem. With :math:`K = \Sigma_1`, :math:`\bar c = (I - \Phi_1) m` and the change of
 variables :math:`y_0 = K^{-1/2}\Phi_1 x_0`, :math:`y_1 = K^{-1/2}(x_1 - \bar c)`, the cost

@@ -1,4 +1,5 @@
-r"""mvOU-OTFM: the paper's simulation-free learning of the Schrödinger bridge.
+r"""mvOU-OTFM: the paper's simulation-free learning of the Schrödinger bridge (its
+Algorithm 1).
 
 1. Static SB: entropic OT between the snapshots with the mvOU cost (:func:`~mvou.entropic_plan`,
    ``reg = 1``), once per consecutive snapshot pair on the full samples (``coupling_scope=
@@ -84,6 +85,27 @@ class _TwinMLP(nn.Module):
         return h[0], h[1]
 
 
+def _snapshots(owner: str, snapshots: Any, d: int, count: int | None = None) -> list:
+    """Checked list of ``(n_k, d)`` snapshots: at least 2, or exactly ``count``."""
+    if not isinstance(snapshots, (list, tuple)):
+        raise param_error(
+            "snapshots",
+            owner,
+            "a list of (n_k, d) tensors",
+            Described(f"a {type(snapshots).__name__}"),
+            cls=TypeError,
+        )
+    if count is None and len(snapshots) < 2:
+        raise param_error("snapshots", owner, "at least 2 snapshots", len(snapshots))
+    if count is not None and len(snapshots) != count:
+        raise param_error(
+            "snapshots", owner, f"one tensor per fitted time ({count})", len(snapshots)
+        )
+    for x in snapshots:
+        check_tensor("snapshots", owner, x, shape=(None, d))
+    return list(snapshots)
+
+
 class MvOUOTFM(nn.Module):
     r"""mvOU-OTFM: flow and score networks for the SB relative to the
     mvOU reference ``ref``, trained without simulating the SDE.
@@ -133,21 +155,8 @@ class MvOUOTFM(nn.Module):
 
     # ---------------------------------------------------------------- training
     def _check_data(self, snapshots: Any, times: Any) -> tuple[list[torch.Tensor], list[float]]:
-        owner, d = "MvOUOTFM.fit", self.ref.d
-        if not isinstance(snapshots, (list, tuple)):
-            raise param_error(
-                "snapshots",
-                owner,
-                "a list of (n_k, d) tensors",
-                Described(f"a {type(snapshots).__name__}"),
-                cls=TypeError,
-            )
-        if len(snapshots) < 2:
-            raise param_error("snapshots", owner, "at least 2 snapshots", len(snapshots))
-        data = []
-        for x in snapshots:
-            check_tensor("snapshots", owner, x, shape=(None, d))
-            data.append(x.detach().to(self.ref.dtype))
+        owner = "MvOUOTFM.fit"
+        data = [x.detach().to(self.ref.dtype) for x in _snapshots(owner, snapshots, self.ref.d)]
         if not isinstance(times, (list, tuple)) or any(
             isinstance(s, bool) or not isinstance(s, (int, float)) for s in times
         ):
@@ -335,25 +344,41 @@ def estimate_drift_matrix(
     x0: torch.Tensor,
     t_grid: torch.Tensor | None = None,
     generator: torch.Generator | None = None,
+    *,
+    snapshots: Sequence[torch.Tensor] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
-    r"""Least-squares mvOU fit of a learned SB drift: generate the SB from ``x0`` ``(N, d)``,
-    then regress the drift :math:`f_\theta(t, x)` on :math:`x` over the generated marginals,
-    :math:`f \approx A x + c`, and return :math:`(A, m)` with :math:`m = -A^{-1}c` (least squares
-    when :math:`A` is singular). ``t_grid`` defaults to 11 points over the fitted times.
-    NaN policy: refused."""
+    r"""Least-squares mvOU fit of a learned SB drift :math:`f_\theta = v_\theta + \tfrac12 D
+    s_\theta`: regress :math:`f_\theta(t, x)` on :math:`x`, :math:`f \approx A x + c`, and return
+    :math:`(A, m)` with :math:`m = -A^{-1}c` (least squares when :math:`A` is singular).
+
+    The points are, by default, the SB generated from ``x0`` ``(N, d)`` on ``t_grid`` (default
+    11 points over the fitted times). With ``snapshots`` (one ``(n_k, d)`` tensor per fitted
+    time), they are the observed cells at their own times instead, as the authors' released
+    repressilator code does (``x0`` and ``t_grid`` are then unused). NaN policy: refused."""
     owner = "estimate_drift_matrix"
     if not isinstance(model, MvOUOTFM):
         raise param_error(
             "model", owner, "an MvOUOTFM", Described(f"a {type(model).__name__}"), cls=TypeError
         )
     check_tensor("x0", owner, x0, shape=("N", model.ref.d))
-    if t_grid is None:
-        t_grid = torch.linspace(model.times[0], model.times[-1], 11, dtype=model.ref.dtype)
-    paths = model.sample(x0, t_grid, sde=True, generator=generator)
-    N, T, d = paths.shape
-    grid = t_grid.to(model.ref.dtype)
-    t = grid.repeat_interleave(N).reshape(T, N).T.reshape(-1)
-    x = paths.reshape(-1, d)
+    dtype, d = model.ref.dtype, model.ref.d
+    if snapshots is not None:
+        snapshots = _snapshots(owner, snapshots, d, count=len(model.times))
+        x = torch.cat([s.to(dtype) for s in snapshots])
+        t = torch.cat(
+            [
+                torch.full((s.shape[0],), tk, dtype=dtype)
+                for s, tk in zip(snapshots, model.times, strict=True)
+            ]
+        )
+    else:
+        if t_grid is None:
+            t_grid = torch.linspace(model.times[0], model.times[-1], 11, dtype=dtype)
+        paths = model.sample(x0, t_grid, sde=True, generator=generator)
+        N, T, _ = paths.shape
+        grid = t_grid.to(dtype)
+        t = grid.repeat_interleave(N).reshape(T, N).T.reshape(-1)
+        x = paths.reshape(-1, d)
     f = model._drift(t, x)
     design = torch.cat([x, torch.ones(x.shape[0], 1, dtype=x.dtype)], dim=1)
     beta = torch.linalg.lstsq(design, f).solution
@@ -369,17 +394,24 @@ def fit_iterated(
     iterations: int = 3,
     A0: torch.Tensor | None = None,
     m0: torch.Tensor | None = None,
+    *,
+    estimate_on: str = "generated",
+    coupling_scope: str = "global",
     **fit_kwargs: Any,
 ) -> tuple[MvOUOTFM, list[tuple[MvOUOTFM, torch.Tensor, torch.Tensor]]]:
     r"""Iterated mvOU-OTFM: fit with the reference :math:`(A_0, m_0)` (default :math:`A_0 = 0`,
     i.e. Brownian: SF2M), estimate :math:`(A, m)` from the learned drift
-    (:func:`estimate_drift_matrix` on the first snapshot), refit with that reference, and so on,
+    (:func:`estimate_drift_matrix`: over the SB generated from the first snapshot with
+    ``estimate_on="generated"``, or at the observed cells with ``estimate_on="data"``, the
+    authors' released code's choice), refit with that reference, and so on,
     ``iterations`` times. Returns the last model and, per iteration, ``(model, A_hat, m_hat)``:
     the model fitted in that iteration and the estimate made from it.
-    ``fit_kwargs`` go to :meth:`MvOUOTFM.fit` (``steps``, ``batch``, ``seed``, ...).
+    ``coupling_scope`` goes to :class:`MvOUOTFM`, ``fit_kwargs`` to :meth:`MvOUOTFM.fit`
+    (``steps``, ``batch``, ``seed``, ...).
     NaN policy: refused."""
     owner = "fit_iterated"
     iterations = check_int("iterations", owner, iterations, low=1, high=100)
+    on = check_choice("estimate_on", owner, estimate_on, ("generated", "data"))
     if not isinstance(snapshots, (list, tuple)) or not snapshots:
         raise param_error(
             "snapshots",
@@ -396,8 +428,13 @@ def fit_iterated(
     model = None
     for it in range(iterations):
         ref = MvOU(A, m, sigma)
-        model = MvOUOTFM(ref).fit(snapshots, times, **fit_kwargs)
+        model = MvOUOTFM(ref, coupling_scope=coupling_scope).fit(snapshots, times, **fit_kwargs)
         gen = torch.Generator().manual_seed(it)
-        A, m = estimate_drift_matrix(model, snapshots[0].to(ref.dtype), generator=gen)
+        A, m = estimate_drift_matrix(
+            model,
+            snapshots[0].to(ref.dtype),
+            generator=gen,
+            snapshots=list(snapshots) if on == "data" else None,
+        )
         history.append((model, A, m))
     return model, history

@@ -1,6 +1,6 @@
 r"""The multivariate Ornstein–Uhlenbeck reference process and its Gaussian bridges.
 
-The reference of the paper is
+The reference of the paper (its Eq. 1) is
 
 .. math:: dX_t = A (X_t - m)\,dt + \sigma\,dB_t, \qquad D = \sigma\sigma^\top,
 
@@ -13,10 +13,11 @@ Its transition law is Gaussian, :math:`X_t \mid X_0 = x \sim N(\mu_t(x), \Sigma_
           = \begin{bmatrix} E_{11} & E_{12} \\ 0 & E_{22} \end{bmatrix}, \qquad
           \Phi_t = E_{11},\ \Sigma_t = E_{12} E_{11}^\top .
 
-The bridge pinned at :math:`x_0` (t = 0) and :math:`x_1` (t = 1) is Gaussian by conditioning:
+The bridge pinned at :math:`x_0` (t = 0) and :math:`x_1` (t = 1) is Gaussian by conditioning
+(the paper's Theorem 2):
 :math:`C_t = \Sigma_t \Phi_{1-t}^\top`, :math:`Q_t = C_t \Sigma_1^{-1}`,
 :math:`M_t = \mu_t(x_0) + Q_t (x_1 - \mu_1(x_0))`, :math:`S_t = \Sigma_t - Q_t C_t^\top`.
-Its drift (Doob's h-transform) is
+Its drift (Doob's h-transform, Theorem 1) is
 :math:`u_t(x \mid x_1) = A(x - m) + D \Phi_{1-t}^\top \Sigma_{1-t}^{-1}(x_1 - \mu_{1-t}(x))`,
 its score :math:`\nabla \log p_t(x \mid x_0, x_1) = -S_t^{-1}(x - M_t)` and its probability-flow
 velocity :math:`v_t = u_t + \tfrac12 D S_t^{-1}(x - M_t)`: the flow- and score-matching targets
@@ -189,7 +190,7 @@ class MvOU:
         return self._phi_cov(t, exact)[1]
 
     def mean(self, t: torch.Tensor, x: torch.Tensor, phi: torch.Tensor) -> torch.Tensor:
-        r""":math:`\mu_t(x) = m + \Phi_t (x - m)` for a given :math:`\Phi_t` (internal helper)."""
+        r""":math:`\mu_t(x) = m + \Phi_t (x - m)` for a given :math:`\Phi_t` (internal)."""
         return self.m + _mv(phi, x - self.m)
 
     # ---------------------------------------------------------------- transition law

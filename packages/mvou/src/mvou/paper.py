@@ -9,7 +9,7 @@ PAPER = Paper(
         "from exactly solvable to simulation-free"
     ),
     arxiv="2505.16644",
-    status="in progress",
+    status="done",
     reproduce="mvou.reproduce:reproduce",
     bench="mvou.bench:bench",
     gpu=False,

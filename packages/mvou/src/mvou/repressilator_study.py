@@ -1,9 +1,11 @@
-r"""More seeds and iterations for the repressilator experiment (c) of the reproduction:
-``python -m mvou.repressilator_study [--seeds 1 2] [--iterations 3] [--out DIR]``.
+r"""More seeds, iterations, steps and the minibatch coupling for the repressilator experiment (c)
+of the reproduction: ``python -m mvou.repressilator_study [--seeds 1 2] [--iterations 3]
+[--steps N] [--coupling-scope minibatch] [--out DIR]``.
 
-Runs (c) with the full run's settings for each seed and prints, per seed, the held-out W2 of
-SF2M, of every iteration of the iterated variant and of the refit with the least-squares mvOU
-fit of the true drift, and the relative (Frobenius) error of each estimated A against that fit.
+Runs (c) with the full run's settings (changed by the options) for each seed and prints, per
+seed, the held-out W2 of SF2M, of every iteration of the iterated variant and of the refits with
+fixed references (the paper's ground truth, the least-squares mvOU fit of the true drift), the
+relative (Frobenius) error of each estimated A against that fit, and the CPU seconds.
 
 ``--spectra results.json`` instead prints the eigenvalues of the drift matrices that a run of
 ``mvou reproduce`` stored (the least-squares fit and each estimated A) beside those of the
@@ -21,7 +23,7 @@ from pathlib import Path
 import torch
 
 from mvou._threads import one_thread
-from mvou.data import REPRESSILATOR, repressilator_drift
+from mvou.data import REPRESSILATOR, repressilator_fixed_point
 from mvou.reproduce import RUNS, repressilator_experiment
 from paperkit import print_table
 
@@ -38,11 +40,8 @@ def _eigenvalues(A: torch.Tensor) -> str:
 def spectra(results: dict) -> list[dict[str, str]]:
     """Eigenvalues of the stored drift matrices and of the fixed point's linearisation."""
     p, data = REPRESSILATOR, results["data"]
-    x = torch.tensor(1.0, dtype=torch.float64)
-    for _ in range(60):  # Newton on x = alpha / (1 + x^h), the symmetric fixed point
-        g = x - p["alpha"] / (1 + x ** p["hill"])
-        x = x - g / (1 + p["alpha"] * p["hill"] * x ** (p["hill"] - 1) / (1 + x ** p["hill"]) ** 2)
-    J = torch.func.jacrev(lambda v: repressilator_drift(v[None])[0])(x.repeat(3))
+    xs, J = repressilator_fixed_point()
+    x = xs[0]
     rows = [
         {
             "matrix": f"H * Jacobian at x* = {float(x):.2f}",
@@ -69,19 +68,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mvou.repressilator_study")
     parser.add_argument("--seeds", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--iterations", type=int, default=3)
+    parser.add_argument(
+        "--steps", type=int, help="Adam steps per training (default: the full run's)"
+    )
+    parser.add_argument("--coupling-scope", choices=("global", "minibatch"), default="global")
     parser.add_argument("--out", type=Path, default=Path("."))
     parser.add_argument("--spectra", type=Path, help="results.json of `mvou reproduce`")
     args = parser.parse_args(argv)
     if args.spectra:
         print_table(spectra(json.loads(args.spectra.read_text())), title="drift spectra")
         return 0
-    cfg = {**RUNS[False], "iterations": args.iterations}
+    cfg = {**RUNS[False], "iterations": args.iterations, "coupling_scope": args.coupling_scope}
+    if args.steps:
+        cfg["repressilator_steps"] = args.steps
     results = {}
     with one_thread():
         for seed in args.seeds:
             rep = repressilator_experiment(cfg, seed)
-            for row, err in zip(rep["rows"], [*rep["A_rel_errors"], 0.0], strict=True):
+            errs = [*rep["A_rel_errors"], *["-"] * (len(rep["rows"]) - len(rep["A_rel_errors"]))]
+            for row, err in zip(rep["rows"], errs, strict=True):
                 row["rel. error of the A estimated from it"] = err
+            row_cpu = f"{rep['cpu_seconds']:.0f} s of CPU"
+            print(f"seed {seed}: {row_cpu}")
             print_table(rep["rows"], title=f"(c) repressilator, seed {seed}")
             results[seed] = rep
     args.out.mkdir(parents=True, exist_ok=True)
