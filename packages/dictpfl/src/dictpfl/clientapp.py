@@ -26,6 +26,7 @@ here are timed as if each had its own machine.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import time
@@ -357,16 +358,12 @@ def setups_by_partition(setups: Sequence[ClientSetup]) -> Callable[[Context], Cl
 
 def _setup_from_node_config(context: Context) -> ClientSetup:
     """For a deployment: the node's ``--node-config "setup-dir='...'"`` (see `dictpfl setup`)."""
-    return _cached_setup(str(context.node_config["setup-dir"]))
+    return _load_setup(str(context.node_config["setup-dir"]))
 
 
-_SETUPS: dict[str, ClientSetup] = {}
-
-
-def _cached_setup(directory: str) -> ClientSetup:
-    if directory not in _SETUPS:
-        _SETUPS[directory] = ClientSetup.load(directory)
-    return _SETUPS[directory]
+@functools.cache
+def _load_setup(directory: str) -> ClientSetup:
+    return ClientSetup.load(directory)
 
 
 #: The ClientApp of a Flower deployment (``clientapp = "dictpfl.clientapp:client_app"``).

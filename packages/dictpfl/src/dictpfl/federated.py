@@ -240,10 +240,6 @@ def run_federated(
 ) -> FLHistory:
     """Federated fine-tuning of ``model`` (an :class:`~dictpfl.model.MLP` with a ``head``) on
     ``data`` with one of :data:`METHODS`; :func:`run_methods` with one method (same options).
-
-    >>> from dictpfl import make_federated_digits
-    >>> h = run_federated("dictpfl", make_federated_digits(clients=2), rounds=2, clients=2,
-    ...                   engine="inprocess")  # doctest: +SKIP
     """
     check_choice("method", "run_federated", method, METHODS)
     return run_methods(

@@ -39,7 +39,7 @@ from flwr.serverapp.strategy import Strategy
 
 from dictpfl.config import JobConfig
 from dictpfl.he import HEContext
-from dictpfl.wire import ciphertext_record, ciphertexts, manifest, plaintext
+from dictpfl.wire import ciphertext_record, ciphertexts, manifest, plaintext, serialise
 
 __all__ = ["EncryptedFedAvg", "ServerLog", "make_server_app", "run_job"]
 
@@ -179,7 +179,7 @@ class EncryptedFedAvg(Strategy):
                 self._reject(node, t, str(exc))
                 continue
             if self.keep and t == 0:
-                self.record.payloads.append(_serialised(reply))
+                self.record.payloads.append(serialise(reply))
                 self.record.updates.append(updates[node][0])
         updates = self._agree_on_size(updates, t)
         c0 = time.process_time()
@@ -282,12 +282,6 @@ class _Tracked(list):
     def __init__(self, msgs: list[Message], after_push):
         super().__init__(msgs)
         self.after_push = after_push
-
-
-def _serialised(msg: Message) -> bytes:
-    from flwr.supercore.inflatable.inflatable_object import get_all_nested_objects
-
-    return b"".join(obj.deflate() for obj in get_all_nested_objects(msg).values())
 
 
 def run_job(

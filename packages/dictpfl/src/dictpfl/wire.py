@@ -19,7 +19,14 @@ import numpy as np
 from flwr.app import Array, ArrayRecord, Message
 from flwr.supercore.inflatable.inflatable_object import get_all_nested_objects
 
-__all__ = ["ciphertext_record", "ciphertexts", "manifest", "message_bytes", "plaintext"]
+__all__ = [
+    "ciphertext_record",
+    "ciphertexts",
+    "manifest",
+    "message_bytes",
+    "plaintext",
+    "serialise",
+]
 
 
 def ciphertext_record(
@@ -68,10 +75,15 @@ def plaintext(record: ArrayRecord) -> np.ndarray | None:
     return arr
 
 
+def serialise(msg: Message) -> bytes:
+    """``msg`` as Flower transmits it: its objects, serialised (deflated), concatenated."""
+    return b"".join(obj.deflate() for obj in get_all_nested_objects(msg).values())
+
+
 def message_bytes(msg: Message) -> int:
     """Bytes Flower transmits for ``msg``: its objects, serialised, summed. (The server measures
     its messages just before it pushes them, when Flower has not yet assigned their id.)"""
-    return sum(len(obj.deflate()) for obj in get_all_nested_objects(msg).values())
+    return len(serialise(msg))
 
 
 def manifest(msg: Message, direction: str, client: int, round: int) -> dict:
