@@ -116,3 +116,26 @@ def test_check_memory(monkeypatch):
     with pytest.raises(ValueError) as info:
         check_memory("grid", "f", 10**9, 4 * 2**30)
     assert "needs 4 GiB, the limit is 1 GiB" in _worded(info, "grid")
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32", "float64"])
+def test_finite_check_is_exact_when_the_sum_overflows(dtype):
+    """The finite test reads a sum first: finite values whose sum overflows pass, and one NaN or
+    inf anywhere (also +inf next to -inf, whose sum is NaN) is refused, for arrays and tensors."""
+    torch = pytest.importorskip("torch")
+    t_dtype = getattr(torch, dtype)
+    big = torch.finfo(t_dtype).max
+    values = [torch.full((64,), big, dtype=t_dtype)]
+    if dtype != "bfloat16":  # numpy has no bfloat16
+        values.append(values[0].numpy())
+    for value in values:
+        check = check_tensor if isinstance(value, torch.Tensor) else check_array
+        assert check("x", "f", value) is not None
+        for bad in (math.nan, math.inf, -math.inf):
+            broken = value.clone() if isinstance(value, torch.Tensor) else value.copy()
+            broken[17] = bad
+            with pytest.raises(ValueError, match="finite"):
+                check("x", "f", broken)
+        pair = torch.tensor([math.inf, -math.inf], dtype=t_dtype)
+        with pytest.raises(ValueError, match="finite"):
+            check("x", "f", pair if check is check_tensor else pair.numpy())

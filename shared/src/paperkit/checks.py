@@ -240,9 +240,28 @@ def check_array(
     _check_shape(name, owner, array, shape, ndim, dims)
     if nonempty and array.size == 0:
         raise param_error(name, owner, "non-empty", describe(array))
-    if finite and array.dtype.kind in "fc" and not np.isfinite(array).all():
+    if finite and array.dtype.kind in "fc" and not _all_finite_numpy(array):
         raise param_error(name, owner, "finite (no NaN or inf)", describe(array))
     return array
+
+
+def _all_finite_numpy(array: Any) -> bool:
+    """No NaN or inf: a finite sum proves it in one read (any NaN or inf makes the sum NaN or
+    inf); only a non-finite sum (such values, or an overflow) needs the element-wise test."""
+    import numpy as np
+
+    with np.errstate(over="ignore", invalid="ignore"):
+        if np.isfinite(array.sum()):
+            return True
+    return bool(np.isfinite(array).all())
+
+
+def _all_finite_torch(value: Any) -> bool:
+    """:func:`_all_finite_numpy` for a tensor: one reduction, element-wise only when it is not
+    finite."""
+    import torch
+
+    return bool(torch.isfinite(value.sum())) or bool(torch.isfinite(value).all())
 
 
 def check_tensor(
@@ -295,7 +314,7 @@ def check_tensor(
     if nonempty and value.numel() == 0:
         raise param_error(name, owner, "non-empty", describe(value))
     floating = value.is_floating_point() or value.is_complex()
-    if finite and floating and not bool(torch.isfinite(value.detach()).all()):
+    if finite and floating and not _all_finite_torch(value.detach()):
         raise param_error(name, owner, "finite (no NaN or inf)", describe(value))
     return value
 
