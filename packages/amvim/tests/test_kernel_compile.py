@@ -31,7 +31,7 @@ def test_every_configuration_compiles_for_sm90_without_spills():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["TRITON_DEFAULT_FP_FUSION"] = "1"
     run = subprocess.run(
-        [sys.executable, "-m", "amvim.kernels.offline"],
+        [sys.executable, "-m", "amvim.kernels.offline", "--json"],
         capture_output=True,
         text=True,
         env=env,
@@ -39,8 +39,11 @@ def test_every_configuration_compiles_for_sm90_without_spills():
     )
     assert run.returncode == 0, run.stderr[-3000:]
     rows = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
-    assert [(r["dtype"], r["NP"]) for r in rows] == configurations()
+    assert [(r["dtype"], r["NP"]) for r in rows] == [
+        (c.label["dtype"], c.label["NP"]) for c in configurations()
+    ]
     for r in rows:
+        assert r["violations"] == [], r
         assert r["registers"] <= 255, r
         assert r["spill_bytes"] == 0, r  # the state tile fits in registers
         assert r["stack_bytes"] == 0, r
