@@ -62,8 +62,9 @@ def test_time_interleaved_alternates_and_keeps_same_round_ratios():
     assert order == ["slow", "fast"] * 7  # one warm-up round, then six alternating rounds
     assert timings["slow"].calls == timings["fast"].calls == 6
     median, q1, q3 = ratio_spread(timings["slow"], timings["fast"])
-    # 4x the work; wall time on a loaded machine stretches either call, CPU time much less
-    assert q1 <= median <= q3 and 1.5 < median < 12
+    # 4x the work; wall time on a loaded machine stretches either call by any factor (a
+    # preempted round), so it is bounded below only; CPU time is bounded on both sides
+    assert q1 <= median <= q3 and median > 1.5
     cpu = timings["slow"].cpu_median_s / timings["fast"].cpu_median_s
     assert 2 < cpu < 8
     with pytest.raises(ValueError, match="same time_interleaved run"):
