@@ -35,6 +35,23 @@ def test_triton_matches_reference_in_the_interpreter(decay, N, chunk_size, qkv, 
 
 
 @pytest.mark.interpret
+@pytest.mark.parametrize(
+    ("d", "chunk_size"), [pytest.param(64, 64, marks=pytest.mark.slow), (128, 32)]
+)
+def test_triton_value_blocks_and_capped_tiles_match_reference(d, chunk_size, qkv):
+    """Head sizes 64 and 128 run 2 and 8 value blocks per (batch, head, direction), with the tile
+    capped below chunk_size (32 and 16): still the reference, in float32 (N = 40)."""
+    from lion.kernels.chunk_triton import launch_config
+
+    config = launch_config(torch.float32, d, chunk_size)
+    assert config["BLOCK"] < chunk_size and d // config["BV"] in (2, 8)
+    q, k, v, ll = qkv(B=1, H=1, N=40, d=d, dtype=torch.float32, decay="s")
+    q, k = q / d**0.5, k / d**0.5
+    ref = lion_full(q.double(), k.double(), v.double(), ll.double())
+    assert_close(_triton(q, k, v, ll, chunk_size), ref, rtol=0, atol=2e-5)
+
+
+@pytest.mark.interpret
 def test_triton_layer_and_backward(qkv):
     """backend='triton' in the layer gives the reference outputs and gradients."""
     torch.manual_seed(0)

@@ -30,8 +30,8 @@ import torch.nn.functional as F
 from einops import rearrange
 from torch import nn
 
-from lion.kernels.chunk_triton import tile_size
-from lion.ops import BACKENDS, lion_parts, pick_backend, reference_bytes
+from lion.kernels.chunk_triton import MAX_TRITON_HEAD_DIM, triton_fits
+from lion.ops import BACKENDS, lion_parts, pick_backend, reference_bytes, work_dtype
 from lion.orders import grid_for, snake_orders
 from lion.reference import LOG_LAMBDA_MIN, full_parts, mask, normalize, powers
 from paperkit import (
@@ -82,14 +82,30 @@ def module_input(
     name: str, owner: str, x: torch.Tensor, weight: torch.Tensor, shape: tuple
 ) -> torch.Tensor:
     """``x`` of ``shape``, finite, of the module's dtype and device (those of ``weight``). Another
-    floating dtype is refused, not cast: cast the module (``.double()``) or the input."""
-    if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != weight.dtype:
+    floating dtype is refused, not cast: cast the module (``.double()``) or the input. Under
+    ``torch.autocast`` on ``x``'s device, ``x`` may also have the autocast dtype (the output of
+    an autocast linear layer)."""
+    dtype = weight.dtype
+    if isinstance(x, torch.Tensor) and x.is_floating_point() and _autocast_dtype(x) == x.dtype:
+        dtype = x.dtype
+    if isinstance(x, torch.Tensor) and x.is_floating_point() and x.dtype != dtype:
         expected = (
             f"of the module's dtype {weight.dtype} (cast the module, e.g. .double(), or the "
             "input; there is no silent cast)"
         )
         raise param_error(name, owner, expected, describe(x), cls=TypeError)
-    return check_tensor(name, owner, x, shape=shape, dtype=weight.dtype, device=weight.device)
+    return check_tensor(name, owner, x, shape=shape, dtype=dtype, device=weight.device)
+
+
+def _autocast_dtype(x: torch.Tensor) -> torch.dtype | None:
+    """The autocast dtype on ``x``'s device, None when autocast is off there."""
+    device = x.device.type
+    try:
+        if torch.is_autocast_enabled(device):
+            return torch.get_autocast_dtype(device)
+    except (RuntimeError, TypeError):  # a device type autocast does not know
+        return None
+    return None
 
 
 def layer_input(owner: str, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
@@ -172,11 +188,11 @@ class LionAttention(nn.Module):
         backend can run on the input's device is checked at the call."""
         owner = type(self).__name__
         check_choice("backend", owner, backend, ("auto", *BACKENDS))
-        if backend == "triton" and not (tile_size(self.head_dim) and tile_size(self.chunk_size)):
+        if backend == "triton" and not triton_fits(self.head_dim, self.chunk_size):
             expected = (
-                "a backend that fits the layer ('triton' needs a head size dim / num_heads and "
-                f"a chunk_size that are powers of two >= 16; here {self.head_dim} and "
-                f"{self.chunk_size})"
+                "a backend that fits the layer ('triton' needs a head size dim / num_heads that "
+                f"is a power of two in [16, {MAX_TRITON_HEAD_DIM}] and a chunk_size that is a "
+                f"power of two >= 16; here {self.head_dim} and {self.chunk_size})"
             )
             raise param_error("backend", owner, expected, backend)
         self.backend = backend
@@ -199,15 +215,19 @@ class LionAttention(nn.Module):
         return [F.logsigmoid(-proj(x)).transpose(1, 2) for proj in self.decay_proj]
 
     def _parts(self, q, k, v, ll, backend: str) -> torch.Tensor:
+        """``[num, den]`` in :func:`lion.ops.work_dtype` (float32 for float16/bfloat16)."""
+        work = work_dtype(q.dtype)
         if ll is not None:
-            ll = ll.clamp(min=LOG_LAMBDA_MIN)
+            ll = ll.to(work).clamp(min=LOG_LAMBDA_MIN)
         if backend != "reference":
             return lion_parts(q, k, v, ll, backend, self.chunk_size)
-        if ll is None:
-            return full_parts(q, k, v, None)
-        if self.decay == "d":  # lambda^|i-j| as integer powers, as in RetNet
-            return full_parts(q, k, v, powers(ll[..., 0], q.shape[2]))
-        return full_parts(q, k, v, mask(ll))
+        with torch.autocast(q.device.type, enabled=False):
+            q, k, v = (x.to(work) for x in (q, k, v))
+            if ll is None:
+                return full_parts(q, k, v, None)
+            if self.decay == "d":  # lambda^|i-j| as integer powers, as in RetNet
+                return full_parts(q, k, v, powers(ll[..., 0], q.shape[2]))
+            return full_parts(q, k, v, mask(ll))
 
     def _backend(self, owner: str, x: torch.Tensor) -> str:
         backend = pick_backend(owner, self.backend, self.head_dim, x.device, self.chunk_size)
@@ -236,5 +256,5 @@ class LionAttention(nn.Module):
                 out = self._parts(*permuted, None if ll is None else ll[..., perm], backend)
                 parts = parts + out[:, :, perm.argsort()]
             parts = parts / 2
-        y = normalize(parts, self.eps)
+        y = normalize(parts, self.eps).to(q.dtype)
         return self.proj(rearrange(y, "b h n d -> b n (h d)"))

@@ -83,6 +83,8 @@ class CausalLinearAttention(LionAttention):
         return self
 
     def _parts(self, q, k, v, ll, backend) -> torch.Tensor:
-        if ll is None:
-            ll = q.new_zeros(q.shape[:3])
-        return full_parts(q, k, v, half_mask(ll, lower=True))
+        work = torch.promote_types(q.dtype, torch.float32)  # float32 for float16/bfloat16
+        with torch.autocast(q.device.type, enabled=False):
+            q, k, v = (x.to(work) for x in (q, k, v))
+            ll = q.new_zeros(q.shape[:3]) if ll is None else ll.to(work)
+            return full_parts(q, k, v, half_mask(ll, lower=True))

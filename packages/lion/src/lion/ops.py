@@ -9,9 +9,14 @@ mask :math:`M=M^F+M^B-I` of :mod:`lion.reference`, by one of:
 - ``"chunk"``: the chunkwise form in torch, :math:`O(NCd+Nd^2)` (:mod:`lion.chunk`);
 - ``"rnn"``: the forward + backward recurrence, an :math:`O(d^2)` state (:mod:`lion.rnn`);
 - ``"triton"``: the chunkwise form as one Triton kernel (:mod:`lion.kernels.chunk_triton`;
-  a CUDA device or ``TRITON_INTERPRET=1``, d and ``chunk_size`` powers of two >= 16);
+  a CUDA device or ``TRITON_INTERPRET=1``, d a power of two in [16, 128] and ``chunk_size`` a
+  power of two >= 16);
 - ``"auto"``: ``"triton"`` where it runs on the inputs, else ``"chunk"``
   (:func:`paperkit.resolve_backend`); a named backend that cannot run here is an error.
+
+Precision: float16 and bfloat16 inputs are computed in float32 by every backend (decays, cumulative
+sums, states and products), with autocast off inside, and the result is cast back once at the end;
+so the op runs under ``torch.autocast`` and its backward differentiates the float32 computation.
 """
 
 from __future__ import annotations
@@ -21,7 +26,12 @@ import functools
 import torch
 
 from lion.chunk import chunk_parts
-from lion.kernels.chunk_triton import lion_chunk_triton_parts, tile_size, triton_runs
+from lion.kernels.chunk_triton import (
+    MAX_TRITON_HEAD_DIM,
+    lion_chunk_triton_parts,
+    triton_fits,
+    triton_runs,
+)
 from lion.reference import LOG_LAMBDA_MIN, check_decays, normalize, reference_parts
 from lion.rnn import rnn_parts
 from paperkit import (
@@ -34,7 +44,15 @@ from paperkit import (
     resolve_backend,
 )
 
-__all__ = ["AUTO", "BACKENDS", "lion_attention", "lion_parts", "pick_backend", "reference_bytes"]
+__all__ = [
+    "AUTO",
+    "BACKENDS",
+    "lion_attention",
+    "lion_parts",
+    "pick_backend",
+    "reference_bytes",
+    "work_dtype",
+]
 
 #: The backends of :func:`lion_attention` and :class:`lion.LionAttention`, ``"auto"`` aside.
 BACKENDS = ("reference", "chunk", "rnn", "triton")
@@ -57,15 +75,19 @@ def pick_backend(
 ) -> str:
     """The backend that runs: ``backend`` itself, or for ``"auto"`` the first of :data:`AUTO`
     that can run on ``device`` (:func:`paperkit.resolve_backend`). ``"triton"`` named with a head
-    size or a chunk size that is not a power of two >= 16 is refused."""
+    size that is not a power of two in [16, 128] or a chunk size that is not a power of two
+    >= 16 is refused; ``"auto"`` sends those shapes to ``"chunk"``. Every shape ``"triton"``
+    accepts has a launch configuration of the static kernel gate
+    (:func:`lion.kernels.chunk_triton.launch_config`)."""
     check_choice("backend", owner, backend, ("auto", *BACKENDS))
-    if backend == "triton" and not (tile_size(head_dim) and tile_size(chunk_size)):
+    fits = triton_fits(head_dim, chunk_size)
+    if backend == "triton" and not fits:
         expected = (
-            "a backend that fits the inputs ('triton' needs a head size d and a chunk_size that "
-            f"are powers of two >= 16; here {head_dim} and {chunk_size})"
+            "a backend that fits the inputs ('triton' needs a head size d that is a power of two "
+            f"in [16, {MAX_TRITON_HEAD_DIM}] and a chunk_size that is a power of two >= 16; here "
+            f"{head_dim} and {chunk_size})"
         )
         raise param_error("backend", owner, expected, backend)
-    fits = tile_size(head_dim) and tile_size(chunk_size)
     available = {
         "reference": True,
         "chunk": True,
@@ -73,6 +95,12 @@ def pick_backend(
         "triton": fits and triton_runs(device),
     }
     return resolve_backend(owner, backend, available, auto=AUTO)
+
+
+def work_dtype(dtype: torch.dtype) -> torch.dtype:
+    """The dtype the backends compute in for inputs of ``dtype``: float32 for float16, bfloat16
+    and float32, float64 for float64."""
+    return torch.promote_types(dtype, torch.float32)
 
 
 def lion_parts(
@@ -84,14 +112,20 @@ def lion_parts(
     chunk_size: int,
 ) -> torch.Tensor:
     """Unnormalised ``[num, den]`` ``(B, H, N, d + 1)`` by a resolved ``backend``, on checked
-    inputs with decays clamped at :data:`lion.reference.LOG_LAMBDA_MIN`."""
-    if backend == "reference":
-        return reference_parts(q, k, v, log_lambda)
-    if backend == "rnn":
-        return rnn_parts(q, k, v, log_lambda)
-    if backend == "chunk":
+    inputs with decays clamped at :data:`lion.reference.LOG_LAMBDA_MIN`; computed, and returned,
+    in :func:`work_dtype` of ``q`` (float32 for float16/bfloat16), with autocast off."""
+    work = work_dtype(q.dtype)
+    with torch.autocast(q.device.type, enabled=False):
+        if backend == "triton":  # loads the inputs as they are, computes in float32
+            return lion_chunk_triton_parts(q, k, v, log_lambda, chunk_size)
+        q, k, v = (x.to(work) for x in (q, k, v))
+        if log_lambda is not None:
+            log_lambda = log_lambda.to(work)
+        if backend == "reference":
+            return reference_parts(q, k, v, log_lambda)
+        if backend == "rnn":
+            return rnn_parts(q, k, v, log_lambda)
         return chunk_parts(q, k, v, log_lambda, chunk_size)
-    return lion_chunk_triton_parts(q, k, v, log_lambda, chunk_size)
 
 
 def lion_attention(
@@ -115,8 +149,9 @@ def lion_attention(
         (:math:`\lambda=1`).
         returns: ``(B, H, N, d)``.
 
-    The inputs are computed in their common floating dtype (``torch.promote_types``: float32 with
-    float64 gives float64), which the output has; they must share a device. NaN or inf in any
+    The output has the inputs' common floating dtype (``torch.promote_types``: float32 with
+    float64 gives float64; under ``torch.autocast`` the autocast dtype when any input has it);
+    float16 and bfloat16 are computed in float32. The inputs must share a device. NaN or inf in any
     input is refused (``ValueError``), the same on every backend. ``chunk_size`` (>= 1) is the
     chunk of ``"chunk"`` and ``"triton"``; ``eps`` (>= 0) is added to the denominator.
 
@@ -147,5 +182,5 @@ def lion_attention(
     dtype = functools.reduce(torch.promote_types, (t.dtype for t in tensors))
     q, k, v = (t.to(dtype) for t in (q, k, v))
     if log_lambda is not None:
-        log_lambda = log_lambda.to(dtype).clamp(min=LOG_LAMBDA_MIN)
-    return normalize(lion_parts(q, k, v, log_lambda, name, chunk_size), eps)
+        log_lambda = log_lambda.to(work_dtype(dtype)).clamp(min=LOG_LAMBDA_MIN)
+    return normalize(lion_parts(q, k, v, log_lambda, name, chunk_size), eps).to(dtype)
