@@ -95,3 +95,20 @@ def test_triton_matches_fla_on_gpu():
         pq.transpose(1, 2), pk.transpose(1, 2), v.transpose(1, 2), scale=1.0, normalize=True
     )[0].transpose(1, 2)
     assert_close(ours, theirs, rtol=1e-2, atol=1e-2)  # fla's tf32 dots
+
+
+@pytest.mark.interpret
+@pytest.mark.parametrize("fused", [False, pytest.param(True, marks=pytest.mark.slow)])
+def test_value_dimension_split_across_programs_in_the_interpreter(fused):
+    """e = 40: three value blocks of 16 (the last one partial); the backward sums the blocks'
+    shares of d phi_q, d phi_k and counts the (dO . o) term once."""
+    g = torch.Generator().manual_seed(3)
+    q, k = (torch.randn(1, 2, 40, 16, generator=g) for _ in range(2))
+    v = torch.randn(1, 2, 40, 40, generator=g)
+    torch.manual_seed(1)
+    phi = HedgehogFeatureMap(16, 24)
+    nn.init.normal_(phi.linear.bias)
+    got = _run(LinearAttention(phi, causal=True, backend="triton", fused_prologue=fused), [q, k, v])
+    ref = _run(LinearAttention(phi, causal=True, backend="reference"), [q, k, v])
+    for a, b in zip(got, ref, strict=True):
+        assert_close(a, b, rtol=1e-4, atol=1e-4)

@@ -18,6 +18,9 @@ from doflinattn.features import HedgehogFeatureMap, per_head
 from doflinattn.kernels import (
     causal_hedgehog_attention_triton,
     causal_linear_attention_triton,
+    feature_plan,
+    hedgehog_plan,
+    kernel_dtype,
     triton_supported,
 )
 from doflinattn.reference import linear_attention_features
@@ -61,12 +64,17 @@ class LinearAttention(nn.Module):
         backend: ``"reference"`` (torch: two matmuls, or prefix sums when causal),
             ``"triton"`` (causal only: the chunked kernel, on CUDA or under
             ``TRITON_INTERPRET=1``), or ``"auto"`` (``triton`` for causal CUDA inputs when
-            Triton is installed, else ``reference``).
+            Triton is installed, else ``reference``). The kernel takes features of width
+            m <= 128 in fp32, fp16 or bf16 (:func:`doflinattn.kernels.feature_plan`: only
+            launch configurations the static kernel gate compiles without spills); ``auto``
+            routes other shapes to ``reference``, and ``triton`` refuses them.
         fused_prologue: with the ``triton`` backend, compute the hedgehog features inside the
             kernel (a small matmul and two softmaxes per chunk) instead of in torch before it;
             needs one :class:`~doflinattn.features.HedgehogFeatureMap` (or a per-head
             ``nn.ModuleList`` of them, one size) shared by queries and keys. The result is the
-            same; other backends ignore it.
+            same; other backends ignore it, and shapes the fused kernel does not take
+            (d > 64, m > 128, or a padded d x m/2 tile over 2048 entries:
+            :func:`doflinattn.kernels.hedgehog_plan`) run the kernel on features.
 
     Shapes: ``q``, ``k`` (B, H, N, d), ``v`` (B, H, N, e), ``key_padding_mask`` (B, N) bool,
     True marking a padding key that is ignored (PyTorch's convention) -> (B, H, N, e).
@@ -167,22 +175,24 @@ class LinearAttention(nn.Module):
                 dtype="bool",
                 device=q.device,
             )
-        backend = resolve_backend(
-            owner,
-            self.backend,
-            {"reference": True, "triton": self.causal and triton_supported(q.is_cuda)},
-            auto=("triton",) if q.is_cuda else (),
-        )
-        if backend == "triton" and self.fused_prologue:
-            w, b = self._hedgehog_weights(q.shape[1])
-            if q.shape[-1] != w.shape[-1]:
-                raise param_error("q", owner, f"of head dimension {w.shape[-1]}", q.shape[-1])
-            keep = (
-                torch.ones(q.shape[0], q.shape[2], device=q.device)
-                if key_padding_mask is None
-                else (~key_padding_mask).float()
-            )
-            return causal_hedgehog_attention_triton(q, k, v, w, b, keep, self.eps)
+        triton_ok = self.causal and triton_supported(q.is_cuda)
+        B, H, _, d = q.shape
+        if self.fused_prologue:
+            w, b = self._hedgehog_weights(H)
+            if d != w.shape[-1]:
+                raise param_error("q", owner, f"of head dimension {w.shape[-1]}", d)
+            dtype = kernel_dtype(q.dtype, v.dtype)
+            if triton_ok and hedgehog_plan(dtype, d, w.shape[1], v.shape[-1], B * H):
+                backend = resolve_backend(
+                    owner, self.backend, {"reference": True, "triton": True}, auto=_auto(q)
+                )
+                if backend == "triton":
+                    keep = (
+                        torch.ones(q.shape[0], q.shape[2], device=q.device)
+                        if key_padding_mask is None
+                        else (~key_padding_mask).float()
+                    )
+                    return causal_hedgehog_attention_triton(q, k, v, w, b, keep, self.eps)
         phi_q, phi_k = self.features(q, k)
         if phi_q.shape[:-1] != q.shape[:-1] or phi_k.shape != phi_q.shape:
             raise param_error(
@@ -191,8 +201,18 @@ class LinearAttention(nn.Module):
                 "maps giving (B, H, N, m) features for q and k",
                 f"{tuple(phi_q.shape)} and {tuple(phi_k.shape)}",
             )
+        # the kernel takes this shape only if its launch configuration is one the gate compiles
+        dtype = kernel_dtype(phi_q.dtype, phi_k.dtype, v.dtype)
+        fits = feature_plan(dtype, phi_q.shape[-1], v.shape[-1], B * H) is not None
+        backend = resolve_backend(
+            owner, self.backend, {"reference": True, "triton": triton_ok and fits}, auto=_auto(q)
+        )
         if key_padding_mask is not None:
             phi_k = phi_k.masked_fill(key_padding_mask[:, None, :, None], 0.0)
         if backend == "triton":
             return causal_linear_attention_triton(phi_q, phi_k, v, self.eps)
         return linear_attention_features(phi_q, phi_k, v, self.causal, self.eps)
+
+
+def _auto(q: torch.Tensor) -> tuple[str, ...]:
+    return ("triton",) if q.is_cuda else ()

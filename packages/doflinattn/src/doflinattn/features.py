@@ -30,6 +30,14 @@ def _check_input(owner: str, x: torch.Tensor, head_dim: int, dtype: torch.dtype)
         raise param_error("x", owner, f"of the map's dtype ({dtype})", x.dtype, cls=TypeError)
 
 
+def _two_softmax(z: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """[softmax(z), softmax(-z)] computed in fp32 (under autocast z comes in bf16/fp16, and the
+    backward of a half-precision softmax loses the gradient to cancellation), returned in
+    ``dtype`` (that of the inputs and weights: fp32 under autocast, bf16 for a bf16 model)."""
+    z = z.float() if z.dtype in (torch.float16, torch.bfloat16) else z
+    return torch.cat([z.softmax(-1), (-z).softmax(-1)], -1).to(dtype)
+
+
 class HedgehogFeatureMap(nn.Module):
     r""":math:`\phi(x) = [\operatorname{softmax}(Wx + b), \operatorname{softmax}(-(Wx+b))]`,
     (..., d) -> (..., m), values in (0, 1), each half summing to 1.
@@ -56,8 +64,7 @@ class HedgehogFeatureMap(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         _check_input("HedgehogFeatureMap", x, self.head_dim, self.linear.weight.dtype)
-        z = self.linear(x)
-        return torch.cat([z.softmax(-1), (-z).softmax(-1)], -1)
+        return _two_softmax(self.linear(x), x.dtype)
 
 
 class MLPFeatureMap(nn.Module):
@@ -103,7 +110,7 @@ def per_head(maps: nn.ModuleList, x: torch.Tensor) -> torch.Tensor:
         w = torch.stack([f.linear.weight for f in maps])
         b = torch.stack([f.linear.bias for f in maps])
         z = torch.einsum("bhnd,hmd->bhnm", x, w) + b[None, :, None, :]
-        return torch.cat([z.softmax(-1), (-z).softmax(-1)], -1)
+        return _two_softmax(z, torch.promote_types(x.dtype, w.dtype))
     if same and isinstance(first, MLPFeatureMap):
         _check_input("MLPFeatureMap", x, first.head_dim, first.hidden.weight.dtype)
         w1, b1 = (

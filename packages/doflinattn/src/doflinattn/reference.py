@@ -20,7 +20,17 @@ def linear_attention_features(
     phi_q: torch.Tensor, phi_k: torch.Tensor, v: torch.Tensor, causal: bool, eps: float
 ) -> torch.Tensor:
     """Normalised linear attention on features: ``phi_q``, ``phi_k`` (B, H, N, m), ``v``
-    (B, H, N, e) -> (B, H, N, e). O(N m e) time; the causal path holds (B, H, N, m, e)."""
+    (B, H, N, e) -> (B, H, N, e). O(N m e) time; the causal path holds (B, H, N, m, e).
+
+    Half-precision inputs (bf16, fp16, as under ``torch.autocast``) are summed in fp32, autocast
+    off (a bf16 prefix sum over N rows loses the state), and the result is returned in their
+    promoted dtype."""
+    out_dtype = torch.promote_types(torch.promote_types(phi_q.dtype, phi_k.dtype), v.dtype)
+    work = torch.promote_types(out_dtype, torch.float32)
+    if work != out_dtype or torch.is_autocast_enabled(v.device.type):
+        with torch.autocast(v.device.type, enabled=False):
+            out = linear_attention_features(phi_q.to(work), phi_k.to(work), v.to(work), causal, eps)
+        return out.to(out_dtype)
     if causal:
         kv = torch.cumsum(phi_k[..., :, None] * v[..., None, :], dim=2)  # (B, H, N, m, e)
         num = torch.einsum("bhnm,bhnme->bhne", phi_q, kv)

@@ -1,7 +1,9 @@
 r"""Triton kernels of chunked, normalised causal linear attention.
 
-One program per (batch, head) walks the sequence in chunks of ``BT`` rows, carrying the state
-:math:`S = \sum_{j<t} \phi(k_j) v_j^\top` (m x e) and :math:`z = \sum_{j<t} \phi(k_j)` in fp32:
+One program per (batch, head, block of ``BE`` value columns) walks the sequence in chunks of
+``BT`` rows, carrying its columns of the state :math:`S = \sum_{j<t} \phi(k_j) v_j^\top`
+(m x e) and :math:`z = \sum_{j<t} \phi(k_j)` in fp32 (the value dimension split across programs,
+as flash-linear-attention does, keeps the state tile small enough for registers):
 
 .. math::
     A = \operatorname{tril}(\Phi_q \Phi_k^\top),\quad
@@ -16,8 +18,11 @@ Backward, with :math:`s_i` the denominator, :math:`G_i = dO_i / s_i` and
     d\phi(k_j) = R_j v_j - r_j,\quad dv_j = R_j^\top \phi(k_j),
 
 with :math:`R_j = \sum_{i \ge j} \phi(q_i) G_i^\top`, :math:`r_j = \sum_{i\ge j} c_i \phi(q_i)`:
-a forward sweep for :math:`d\phi_q` and a reverse sweep for :math:`d\phi_k, dv`. Offsets are
-64-bit. This module imports Triton; it is imported on first use.
+a forward sweep for :math:`d\phi_q` and a reverse sweep for :math:`d\phi_k, dv`. In the backward
+each value block writes its share of :math:`d\phi_q, d\phi_k` (the terms in :math:`c` only from
+block 0; :math:`c` is computed on the host over the whole value row) and the host sums the
+shares. Program ids are cast to int64 before any multiplication, so every offset is 64-bit.
+This module imports Triton; it is imported on first use.
 """
 
 import triton
@@ -30,8 +35,9 @@ def causal_fwd(
     BM: tl.constexpr, BE: tl.constexpr, BT: tl.constexpr,
 ):  # fmt: skip
     bh = tl.program_id(0).to(tl.int64)
+    eb = tl.program_id(1).to(tl.int64)
     mcols = tl.arange(0, BM)
-    ecols = tl.arange(0, BE)
+    ecols = eb * BE + tl.arange(0, BE)
     m_ok = mcols < MP
     e_ok = ecols < E
     S = tl.zeros((BM, BE), dtype=tl.float32)
@@ -52,28 +58,34 @@ def causal_fwd(
         den = tl.sum(pq * z[None, :], axis=1) + tl.sum(a, axis=1)
         o = num / (den + eps)[:, None]
         tl.store(O + v_off, o.to(O.dtype.element_ty), mask=vm)
-        tl.store(DEN + bh * N + rows, den, mask=r_ok)
+        tl.store(DEN + bh * N + rows, den, mask=r_ok & (rows * 0 + eb == 0))
         S += tl.dot(tl.trans(pk), v, input_precision="ieee")
         z += tl.sum(pk, axis=0)
 
 
 @triton.jit
-def _grad_terms(DO, O, DEN, v_off, vm, bh, N, rows, r_ok, eps):
-    """G = dO / s and c = (dO . o) / s for one chunk."""
+def _grad_terms(DO, DEN, C, v_off, vm, bh, N, rows, r_ok, eps, first):
+    """G = dO / s for this value block and c = (dO . o) / s (precomputed over the whole row),
+    kept only in value block 0 (``first``) so the host's sum over blocks counts it once."""
     do = tl.load(DO + v_off, mask=vm, other=0.0).to(tl.float32)
-    o = tl.load(O + v_off, mask=vm, other=0.0).to(tl.float32)
     s = tl.load(DEN + bh * N + rows, mask=r_ok, other=0.0) + eps
-    return do / s[:, None], tl.sum(do * o, axis=1) / s
+    c = tl.load(C + bh * N + rows, mask=r_ok & (rows * 0 + first > 0), other=0.0)
+    return do / s[:, None], c
 
 
 @triton.jit
 def causal_bwd(
-    PQ, PK, V, O, DEN, DO, DPQ, DPK, DV, N, MP, E, eps, NCHUNK,
+    PQ, PK, V, DEN, C, DO, DPQ, DPK, DV, N, MP, E, eps, NCHUNK,
     BM: tl.constexpr, BE: tl.constexpr, BT: tl.constexpr,
 ):  # fmt: skip
+    """DPQ, DPK: (n_value_blocks, B*H, N, MP) fp32, one share per value block (summed by the
+    host); DV (B*H, N, E) fp32."""
     bh = tl.program_id(0).to(tl.int64)
+    eb = tl.program_id(1).to(tl.int64)
+    nbh = tl.num_programs(0).to(tl.int64)
+    first = (eb == 0).to(tl.int32)
     mcols = tl.arange(0, BM)
-    ecols = tl.arange(0, BE)
+    ecols = eb * BE + tl.arange(0, BE)
     m_ok = mcols < MP
     e_ok = ecols < E
     # forward sweep: d phi_q
@@ -88,12 +100,12 @@ def causal_bwd(
         vm = r_ok[:, None] & e_ok[None, :]
         pk = tl.load(PK + f_off, mask=fm, other=0.0).to(tl.float32)
         v = tl.load(V + v_off, mask=vm, other=0.0).to(tl.float32)
-        g, c = _grad_terms(DO, O, DEN, v_off, vm, bh, N, rows, r_ok, eps)
+        g, c = _grad_terms(DO, DEN, C, v_off, vm, bh, N, rows, r_ok, eps, first)
         da = tl.dot(g, tl.trans(v), input_precision="ieee") - c[:, None]
         da = tl.where(rows[:, None] >= rows[None, :], da, 0.0)
         dpq = tl.dot(g, tl.trans(S), input_precision="ieee") - c[:, None] * z[None, :]
         dpq += tl.dot(da, pk, input_precision="ieee")
-        tl.store(DPQ + f_off, dpq, mask=fm)
+        tl.store(DPQ + eb * nbh * N * MP + f_off, dpq, mask=fm)
         S += tl.dot(tl.trans(pk), v, input_precision="ieee")
         z += tl.sum(pk, axis=0)
     # reverse sweep: d phi_k and dv
@@ -109,14 +121,14 @@ def causal_bwd(
         pq = tl.load(PQ + f_off, mask=fm, other=0.0).to(tl.float32)
         pk = tl.load(PK + f_off, mask=fm, other=0.0).to(tl.float32)
         v = tl.load(V + v_off, mask=vm, other=0.0).to(tl.float32)
-        g, c = _grad_terms(DO, O, DEN, v_off, vm, bh, N, rows, r_ok, eps)
+        g, c = _grad_terms(DO, DEN, C, v_off, vm, bh, N, rows, r_ok, eps, first)
         causal = rows[:, None] >= rows[None, :]
         da = tl.where(causal, tl.dot(g, tl.trans(v), input_precision="ieee") - c[:, None], 0.0)
         a = tl.where(causal, tl.dot(pq, tl.trans(pk), input_precision="ieee"), 0.0)
         dpk = tl.dot(tl.trans(da), pq, input_precision="ieee")
         dpk += tl.dot(v, tl.trans(R), input_precision="ieee") - r[None, :]
         dv = tl.dot(tl.trans(a), g, input_precision="ieee") + tl.dot(pk, R, input_precision="ieee")
-        tl.store(DPK + f_off, dpk, mask=fm)
+        tl.store(DPK + eb * nbh * N * MP + f_off, dpk, mask=fm)
         tl.store(DV + v_off, dv, mask=vm)
         R += tl.dot(tl.trans(pq), g, input_precision="ieee")
         r += tl.sum(pq * c[:, None], axis=0)
@@ -142,14 +154,15 @@ def causal_fwd_hedgehog(
 ):  # fmt: skip
     """``causal_fwd`` with the hedgehog map fused into the prologue: q, k (B, H, N, D) go in,
     phi = [softmax(xW^T + b), softmax(-(xW^T + b))] (W: (H, MH, D) per head) is computed per
-    chunk in registers and never written; KEEP (B, N) zeroes padded keys. The state is held as
-    two halves S = [S+; S-], z = [z+; z-]."""
+    chunk in registers and never written (each value block recomputes them); KEEP (B, N) zeroes
+    padded keys. The state is held as two halves S = [S+; S-], z = [z+; z-]."""
     bh = tl.program_id(0).to(tl.int64)
+    eb = tl.program_id(1).to(tl.int64)
     h = bh % H
     b = bh // H
     dcols = tl.arange(0, BD)
     hcols = tl.arange(0, BH)
-    ecols = tl.arange(0, BE)
+    ecols = eb * BE + tl.arange(0, BE)
     d_ok = dcols < D
     h_ok = hcols < MH
     e_ok = ecols < E
@@ -185,7 +198,7 @@ def causal_fwd_hedgehog(
         den += tl.sum(a, axis=1)
         o = num / (den + eps)[:, None]
         tl.store(O + v_off, o.to(O.dtype.element_ty), mask=vm)
-        tl.store(DEN + bh * N + rows, den, mask=r_ok)
+        tl.store(DEN + bh * N + rows, den, mask=r_ok & (rows * 0 + eb == 0))
         S1 += tl.dot(tl.trans(k1), v, input_precision="ieee")
         S2 += tl.dot(tl.trans(k2), v, input_precision="ieee")
         z1 += tl.sum(k1, axis=0)
