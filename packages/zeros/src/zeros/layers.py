@@ -34,7 +34,7 @@ from paperkit import (
     check_tensor,
     param_error,
 )
-from zeros.ops import BACKENDS, Backend, attend
+from zeros.ops import BACKENDS, Backend, _cast, _common_dtype, attend
 from zeros.rope import RotaryEmbedding
 
 __all__ = ["LOGIT_TYPES", "TERMS", "ZeroSAttention", "check_attention_args", "check_input"]
@@ -79,9 +79,13 @@ def check_attention_args(
 
 def check_input(owner: str, x: torch.Tensor, weight: torch.Tensor, max_seq_len: int | None):
     """Check a layer input: (B, T, D) with D the layer's width, the dtype and device of the
-    layer's ``weight``, finite, and at most ``max_seq_len`` long (None: no limit)."""
+    layer's ``weight`` (or, under ``torch.autocast`` for that device, its low dtype), finite,
+    and at most ``max_seq_len`` long (None: no limit)."""
     D = weight.shape[-1]
-    check_tensor("x", owner, x, shape=(None, None, D), dtype=weight.dtype, device=weight.device)
+    dtypes = [weight.dtype]
+    if torch.is_autocast_enabled(weight.device.type):
+        dtypes.append(torch.get_autocast_dtype(weight.device.type))
+    check_tensor("x", owner, x, shape=(None, None, D), dtype=tuple(dtypes), device=weight.device)
     if max_seq_len is not None and x.shape[1] > max_seq_len:
         raise param_error(
             "x",
@@ -106,7 +110,7 @@ class ZeroSAttention(nn.Module):
         bias: biases in the projections.
         dropout: dropout after the output projection.
         backend: see :func:`zeros.ops.zeros_attention`.
-        chunk_size: block length of the ``chunk`` and ``triton`` backends.
+        chunk_size: block length of the ``chunk`` backend (and of the ``triton`` backward).
         terms: ``"both"`` zero-sum terms (the method), or only ``"first"`` or ``"higher"`` (the
             other gate is held at 0), for ablations.
 
@@ -114,7 +118,9 @@ class ZeroSAttention(nn.Module):
         x: (B, T, D) with T <= ``max_seq_len`` when ``rope``. Returns (B, T, D).
 
     ``x`` must have the dtype and device of the layer's parameters (convert the layer with
-    ``.to(...)``); NaN or inf in ``x`` is refused (ValueError). The attention runs on the
+    ``.to(...)``), or under ``torch.autocast`` its low dtype; NaN or inf in ``x`` is refused
+    (ValueError). Under autocast the projections run in the low dtype and the attention
+    operator, its logits and the LayerNorm in fp32. The attention runs on the
     ``backend`` asked for, resolved on each call for the input's device.
 
     >>> import torch
@@ -184,14 +190,21 @@ class ZeroSAttention(nn.Module):
         nn.init.zeros_(self.log_tau)
 
     def radial_logits(self, u: torch.Tensor) -> torch.Tensor:
-        """Per-key scalar logits s (B, T, H) from u (B, T, H, d)."""
+        """Per-key scalar logits s (B, T, H) from u (B, T, H, d), computed in fp32 at least
+        (a 16-bit running mean and position counter drift: bf16 counts exactly only to 256)
+        and returned in the dtype of u and the parameters promoted (fp32 under autocast)."""
         d = self.head_dim
+        dtype = torch.promote_types(u.dtype, self.mu.dtype)
+        u = u.to(torch.promote_types(dtype, torch.float32))
+        return self._radial_logits(u, d).to(dtype)
+
+    def _radial_logits(self, u: torch.Tensor, d: int) -> torch.Tensor:
         if self.logit_type == "quadratic":
             return u.pow(2).sum(-1) / d
         if self.logit_type == "mean":
             return u.sum(-1) / d
-        tau = self.log_tau.clamp(-50.0, 30.0).exp().view(1, 1, -1, 1)
-        prior = tau * self.mu.view(1, 1, *self.mu.shape)
+        tau = self.log_tau.to(u.dtype).clamp(-50.0, 30.0).exp().view(1, 1, -1, 1)
+        prior = tau * self.mu.to(u.dtype).view(1, 1, *self.mu.shape)
         T = u.shape[1]
         if self.causal:
             count = torch.arange(1, T + 1, dtype=u.dtype, device=u.device).view(1, T, 1, 1)
@@ -217,14 +230,11 @@ class ZeroSAttention(nn.Module):
         elif self.terms == "higher":
             gate1 = torch.zeros_like(gate1)
         gate0 = torch.tanh(g[..., 2]) if self.first_layer else None
+        # one dtype for the operator: under autocast the projections are in its low dtype and
+        # the logits in fp32 (the parameters' dtype), so the operator runs in fp32
+        dtype = _common_dtype(q, s, gate1)
         o = attend(
-            q,
-            k,
-            v,
-            s,
-            gate1,
-            gateh,
-            gate0,
+            *_cast(dtype, q, k, v, s, gate1, gateh, gate0),
             causal=self.causal,
             backend=self.backend,
             chunk_size=self.chunk_size,

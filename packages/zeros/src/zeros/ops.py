@@ -25,9 +25,13 @@ Backends (all exact, agreeing to rounding; tested against ``reference``):
 - ``chunk`` (:mod:`zeros.chunk`): blocks of ``chunk_size`` positions with carried states and a
   running maximum, :math:`O(TCd + Tde)` time, :math:`O(de)` state.
 - ``triton`` (:mod:`zeros.kernels.chunk_triton`): ``chunk`` as one fused Triton kernel (causal;
-  the backward recomputes with ``chunk``).
+  d of its launch table, 16, 32 or 64, every one compiled by the static gate; fp32 arithmetic
+  whatever the input dtype; the backward recomputes with ``chunk`` in fp32).
 - ``auto``: ``triton`` for causal attention on CUDA where the kernel runs, else ``chunk``
   (:func:`paperkit.resolve_backend`; a named backend that cannot run here is an error).
+
+The torch backends compute in fp32 at least (bf16 cannot even count positions past 256) and
+round the output to the inputs' dtype; the operator runs outside ``torch.autocast``.
 
 Non-causal: every prefix sum becomes the sum over all :math:`T` positions and :math:`t` becomes
 :math:`T`.
@@ -142,11 +146,18 @@ def attend(
     names: tuple[str, str] = ("q", "s"),
 ) -> torch.Tensor:
     """Normalise q and k, pick the backend and run it, for inputs already checked (shapes,
-    one dtype and device). :func:`zeros_attention` and the layer call it. The errors raised here
-    name ``owner``, the function the user called, and the argument (of ``names``) that sized the
-    work and that carried the logits."""
-    q = F.normalize(q, dim=-1)
-    k = F.normalize(k, dim=-1)
+    one dtype and device), outside autocast: ``triton`` takes fp32, fp16 and bf16 and computes
+    in fp32; the torch backends compute in fp32 (or float64 for float64 inputs). Either way the
+    output has the inputs' dtype. :func:`zeros_attention` and the layer call it. The errors
+    raised here name ``owner``, the function the user called, and the argument (of ``names``)
+    that sized the work and that carried the logits."""
+    # autocast would round the matmuls of the torch paths to its low dtype and mix dtypes: the
+    # operator runs outside it, on the dtype of its inputs
+    with torch.autocast(q.device.type, enabled=False):
+        return _attend(q, k, v, s, gate1, gateh, gate0, causal, backend, chunk_size, owner, names)
+
+
+def _attend(q, k, v, s, gate1, gateh, gate0, causal, backend, chunk_size, owner, names):
     name = resolve_backend(
         owner,
         backend,
@@ -158,13 +169,22 @@ def attend(
         },
         auto=("triton", "chunk") if q.is_cuda else ("chunk",),
     )
+    if name == "triton":  # loads any of its dtypes, computes in fp32, rounds the output
+        q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
+        return chunk_triton.attention(q, k, v, s, gate1, gateh, gate0, chunk_size)
+    # the torch paths compute in fp32 at least (cumulative sums, exponentials and position
+    # counters are not exact in 16 bits) and round the output to the inputs' dtype
+    dtype = q.dtype
+    work = torch.promote_types(dtype, torch.float32)
+    q, k, v, s, gate1, gateh, gate0 = _cast(work, q, k, v, s, gate1, gateh, gate0)
+    q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
     B, T, H, d = q.shape
-    e, size = v.shape[-1], q.dtype.itemsize
+    e, size = v.shape[-1], work.itemsize
     length = Described(f"a sequence of length T = {T}")
     if name == "reference":
         check_memory(names[0], owner, length, 6 * B * H * T * T * size)
-        return reference.attention(q, k, v, s, gate1, gateh, gate0, causal)
-    if name == "scan":
+        out = reference.attention(q, k, v, s, gate1, gateh, gate0, causal)
+    elif name == "scan":
         check_memory(names[0], owner, length, B * T * H * d * e * (32 + 4 * size))
         spread = scan.logit_spread(s, causal)
         if spread > scan.SCAN_RANGE_LIMIT:
@@ -175,10 +195,10 @@ def attend(
                 "overall maximum for backend='scan' (use backend='chunk')",
                 Described(f"logits with a prefix maximum {spread:.0f} below the overall one"),
             )
-        return scan.attention(q, k, v, s, gate1, gateh, gate0, causal)
-    if name == "chunk":
-        return chunk.attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size)
-    return chunk_triton.attention(q, k, v, s, gate1, gateh, gate0, chunk_size)
+        out = scan.attention(q, k, v, s, gate1, gateh, gate0, causal)
+    else:
+        out = chunk.attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size)
+    return out.to(dtype)
 
 
 def zeros_attention(
@@ -205,10 +225,11 @@ def zeros_attention(
         causal: attend to the prefix (True) or the whole sequence.
         backend: ``"reference"``, ``"scan"``, ``"chunk"``, ``"triton"`` or ``"auto"`` (see the
             module docstring). ``triton`` needs causal attention, Triton with a CUDA device (or
-            its interpreter), e = d and d a power of two >= 16. ``scan`` refuses logits whose
-            prefix maxima lie more than :data:`zeros.scan.SCAN_RANGE_LIMIT` (700) below their
-            overall maximum.
-        chunk_size: block length C of ``chunk`` and ``triton``.
+            its interpreter), e = d, d in {16, 32, 64} and fp32, fp16 or bf16. ``scan``
+            refuses logits whose prefix maxima lie more than
+            :data:`zeros.scan.SCAN_RANGE_LIMIT` (700) below their overall maximum.
+        chunk_size: block length C of ``chunk`` (and of the ``triton`` backward's recompute;
+            the kernel's own tiles come from its launch table).
 
     Shapes:
         q, k: (B, T, H, d). v: (B, T, H, e). s, gate1, gateh, gate0: (B, T, H).
