@@ -154,9 +154,24 @@ def test_triton_backward_float16_in_the_interpreter(qkv):
     _check_low_precision(qkv(B=2, N=64, M=50, H=1, d=32, R=16), torch.float16, causal=True)
 
 
+@pytest.mark.interpret
+def test_triton_widest_head_in_the_interpreter(qkv):
+    """d = 100, R = 5 (padded to D = 128, RP = 32 in fp16: the 16 x 32 forward and 16 x 16
+    backward tiles the gate compiles there), ragged N != M, causal, against the float64
+    reference as in the fp16 test above; and fp32 (8-warp backward) against the reference."""
+    inputs = qkv(B=1, N=40, M=36, H=1, d=100, R=5)
+    _check_low_precision(inputs, torch.float16, causal=True)
+    inputs = [x.float() for x in inputs]
+    got = _grads(inputs, "triton", causal=True)
+    ref = _grads(inputs, "reference", causal=True)
+    for a, b in zip(got, ref, strict=True):
+        assert_close(a, b, rtol=1e-4, atol=1e-4)
+
+
 class LargestTensor(TorchDispatchMode):
-    """Records the element count of the largest tensor any torch op creates while active (the
-    kernels' launches are no torch ops and allocate nothing)."""
+    """Records the element count of the largest floating tensor any torch op creates while
+    active (the kernels' launches are no torch ops and allocate nothing; the interpreter's byte
+    views of their arguments are not counted)."""
 
     def __init__(self):
         super().__init__()
@@ -165,7 +180,7 @@ class LargestTensor(TorchDispatchMode):
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
         for t in tree_leaves(out):
-            if isinstance(t, torch.Tensor):
+            if isinstance(t, torch.Tensor) and t.dtype.is_floating_point:
                 self.numel = max(self.numel, t.numel())
         return out
 
@@ -190,11 +205,19 @@ def test_triton_backward_materialises_no_n_by_m_tensor(qkv):
 @pytest.mark.gpu
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_triton_on_gpu_matches_reference(dtype, qkv):
+    """fp32 at a fixed 2e-3; bf16 within 3x the error of a bf16 emulation (the fp32 reference on
+    inputs rounded to bf16): bf16 storage of the inputs alone costs about 0.05 here, more than
+    any fixed tolerance meant for the kernel's own rounding."""
     inputs = [x.cuda() for x in qkv(B=2, N=1000, H=8, d=64, R=16, dtype=torch.float32)]
     ref = flash_bias_attention(*inputs, causal=True, backend="reference")
     out = flash_bias_attention(*[x.to(dtype) for x in inputs], causal=True, backend="triton")
-    tol = 2e-3 if dtype == torch.float32 else 5e-2
-    assert_close(out.float(), ref, rtol=0, atol=tol)
+    if dtype == torch.float32:
+        assert_close(out.float(), ref, rtol=0, atol=2e-3)
+        return
+    rounded = [x.to(dtype).float() for x in inputs]
+    emulated = flash_bias_attention(*rounded, causal=True, backend="reference")
+    bound = (emulated - ref).abs().max().item()
+    assert 0 < (out.float() - ref).abs().max().item() <= 3 * bound
 
 
 @pytest.mark.gpu

@@ -27,6 +27,7 @@ from typing import Literal
 
 import torch
 
+from flashbias.kernels.launch import MAX_RANK
 from flashbias.reference import dense_reference, flash_bias_reference
 from flashbias.sdpa import flash_bias_sdpa
 from paperkit import (
@@ -100,17 +101,18 @@ def _check_scale(owner: str, softmax_scale, d: int) -> float:
     return check_real("softmax_scale", owner, softmax_scale, low=0, low_open=True)
 
 
-def _backend(owner: str, backend: str, q: torch.Tensor, R: int) -> str:
-    """The backend to run; ``auto``: the Triton kernels for a CUDA tensor they take, else SDPA."""
-    from flashbias.kernels import MAX_TRITON_WIDTH, TRITON_DTYPES, triton_supported
+def _backend(owner: str, backend: str, q: torch.Tensor, k: torch.Tensor, R: int) -> str:
+    """The backend to run; ``auto``: the Triton kernels for a CUDA tensor whose shape has a
+    gated launch configuration (:func:`flashbias.kernels.triton_shape_error`), else SDPA."""
+    from flashbias.kernels import triton_shape_error, triton_supported
 
-    d = q.shape[3]
-    dtype_ok = str(q.dtype).removeprefix("torch.") in TRITON_DTYPES
-    fits = dtype_ok and d + R <= MAX_TRITON_WIDTH
+    B, N, H, d = q.shape
+    dtype = str(q.dtype).removeprefix("torch.")
+    refused = triton_shape_error(dtype, d, R, B, N, k.shape[1], H)
     available = {"reference": True, "sdpa": True, "triton": triton_supported(q.is_cuda)}
-    auto = ("triton", "sdpa") if q.is_cuda and fits else ("sdpa",)
+    auto = ("triton", "sdpa") if q.is_cuda and refused is None else ("sdpa",)
     name = resolve_backend(owner, backend, available, auto=auto)
-    if name == "triton" and not dtype_ok:
+    if name == "triton" and dtype not in ("float16", "bfloat16", "float32"):
         raise param_error(
             "q",
             owner,
@@ -118,12 +120,12 @@ def _backend(owner: str, backend: str, q: torch.Tensor, R: int) -> str:
             describe(q),
             cls=TypeError,
         )
-    if name == "triton" and d + R > MAX_TRITON_WIDTH:
+    if name == "triton" and refused is not None:
         raise param_error(
-            "q_bias",
+            "q_bias" if R > MAX_RANK else "q",
             owner,
-            f"of rank R with d + R <= {MAX_TRITON_WIDTH} for the triton backend",
-            Described(f"d + R = {d} + {R}"),
+            f"of a shape the triton backend takes ({refused})",
+            Described(f"d = {d}, R = {R}, B = {B}, H = {H}, N = {N}, M = {k.shape[1]}"),
         )
     return name
 
@@ -156,9 +158,10 @@ def flash_bias_attention(
         softmax_scale: ``s`` > 0, default :math:`1/\sqrt d`; it does not scale the bias.
         backend: ``"reference"`` (:mod:`flashbias.reference`, the scores built in full),
             ``"sdpa"`` (torch SDPA on the concatenated operands, CPU and GPU), ``"triton"`` (the
-            fused kernels: fp16, bf16 or fp32, d + R <= 256, a GPU or ``TRITON_INTERPRET=1``),
-            ``"auto"`` (Triton for a CUDA tensor the kernels take, else SDPA). A backend that
-            cannot run here is an error.
+            fused kernels: fp16, bf16 or fp32, d <= 128, R <= 32, a GPU or
+            ``TRITON_INTERPRET=1``), ``"auto"`` (Triton for a CUDA tensor the kernels take, else
+            SDPA). A backend that cannot run here is an error, and so is a shape the ``triton``
+            backend has no gated launch configuration for.
 
     NaN policy (every backend): NaN or inf in q, k, v or the factors, and a non-finite or
     non-positive ``softmax_scale``, are refused; the mask may hold :math:`-\infty` but not NaN or
@@ -178,7 +181,7 @@ def flash_bias_attention(
     causal = check_bool("causal", owner, causal)
     scale = _check_scale(owner, softmax_scale, q.shape[3])
     R = 0 if q_bias is None else q_bias.shape[3]
-    name = _backend(owner, backend, q, R)
+    name = _backend(owner, backend, q, k, R)
     if name == "reference":
         B, N, H, _ = q.shape
         scores = B * H * N * k.shape[1] * q.element_size()

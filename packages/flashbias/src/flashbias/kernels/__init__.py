@@ -1,20 +1,25 @@
 """The ``triton`` backend: fused Triton kernels (forward and backward) and their launcher.
 
 ``triton_jit`` holds the kernel sources, ``attention_triton`` the host side (padding, launch
-grids, the autograd.Function). Both are imported on first use: importing this package never
-imports Triton.
+grids, the autograd.Function), ``launch`` the launch configurations (tile sizes, warps, stages
+per dtype, head size and rank) and ``offline`` the static kernel gate that compiles each of them
+for sm_90. Triton is imported on first use: importing this package never imports it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["MAX_TRITON_WIDTH", "TRITON_DTYPES", "flash_bias_triton", "triton_supported"]
+from flashbias.kernels.launch import MAX_HEAD, MAX_RANK, TRITON_DTYPES, triton_shape_error
 
-#: The widest padded head size d + R the kernels take (registers per program).
-MAX_TRITON_WIDTH = 256
-#: The dtypes the kernels take (fp32 accumulators in every case).
-TRITON_DTYPES = ("float16", "bfloat16", "float32")
+__all__ = [
+    "MAX_HEAD",
+    "MAX_RANK",
+    "TRITON_DTYPES",
+    "flash_bias_triton",
+    "triton_shape_error",
+    "triton_supported",
+]
 
 
 def triton_supported(on_cuda: bool) -> bool:

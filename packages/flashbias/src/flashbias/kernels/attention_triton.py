@@ -5,9 +5,12 @@ The forward runs one program per (query block, batch·head) and stores :math:`O`
 log-sum-exp :math:`L`. The backward computes :math:`D = \mathrm{rowsum}(dO\odot O)` in torch, then
 runs one kernel per key block (:math:`dK, dV, d\phi_k`, query blocks streamed) and one per query
 block (:math:`dQ, d\phi_q`, key blocks streamed), recomputing :math:`P = e^{S - L}` tile by tile,
-as FlashAttention-2 does; no :math:`N\times M` array is materialised. The head size and the rank
-are zero-padded to powers of two >= 16 (``tl.dot``'s smallest tile), which changes no score and
-no gradient of the unpadded columns. Triton is imported on first use only.
+as FlashAttention-2 does; no :math:`N\times M` array is materialised. The head size is zero-padded
+to D in (32, 64, 128) and the rank to RP in (16, 32) (:mod:`flashbias.kernels.launch`), which
+changes no score and no gradient of the unpadded columns; tile sizes, warps and stages come from
+:func:`~flashbias.kernels.launch.launch_config`, the configurations the static kernel gate
+compiles, and every grid is one axis of blocks · B · H programs. Triton is imported on first use
+only.
 """
 
 from __future__ import annotations
@@ -17,27 +20,31 @@ import math
 import torch
 import torch.nn.functional as F
 
+from flashbias.kernels.launch import grid, launch_config, pad_head, pad_rank
+
 __all__ = ["flash_bias_triton"]
 
 
-def _pow2(n: int) -> int:
-    return max(16, 1 << (max(n, 1) - 1).bit_length())
+def _config(kernel: str, q: torch.Tensor, D: int, RP: int) -> dict[str, int]:
+    """:func:`flashbias.kernels.launch.launch_config` for these inputs (the interpreter runs the
+    same tiles as a GPU)."""
+    return launch_config(kernel, str(q.dtype).removeprefix("torch."), D, RP)
 
 
 def _operands(q, k, v, q_bias, k_bias):
-    """q, k, v zero-padded to D and the factors to RP columns (powers of two >= 16), contiguous;
-    the factors in q's dtype, broadcast to the batch (stride 0 where given once)."""
+    """q, k, v zero-padded to D and the factors to RP columns (:mod:`flashbias.kernels.launch`),
+    contiguous, the factors in q's dtype, broadcast to the batch (stride 0 where given once); and
+    RP. Without factors, qp and kp stand in for them (told HAS_BIAS=False, kernels read none)."""
     B, N, H, d = q.shape
     M = k.shape[1]
-    D = _pow2(d)
+    D = pad_head(d)
     qp, kp, vp = (F.pad(x, (0, D - d)).contiguous() for x in (q, k, v))
-    if q_bias is None:
-        q_bias = q.new_zeros(1, N, H, 1)
-        k_bias = k.new_zeros(1, M, H, 1)
-    RP = _pow2(q_bias.shape[3])
+    if q_bias is None:  # HAS_BIAS=False: the kernels read no factor, qp and kp stand in
+        return qp, kp, vp, qp, kp, pad_rank(0, str(q.dtype).removeprefix("torch."), D)
+    RP = pad_rank(q_bias.shape[3], str(q.dtype).removeprefix("torch."), D)
     qb = F.pad(q_bias.to(q.dtype), (0, RP - q_bias.shape[3])).contiguous().expand(B, N, H, RP)
     kb = F.pad(k_bias.to(k.dtype), (0, RP - k_bias.shape[3])).contiguous().expand(B, M, H, RP)
-    return qp, kp, vp, qb, kb
+    return qp, kp, vp, qb, kb, RP
 
 
 def _mask_args(mask, B, H, N, M, dummy):
@@ -50,17 +57,15 @@ def _mask_args(mask, B, H, N, M, dummy):
 
 def _forward(q, k, v, q_bias, k_bias, mask, causal, scale):
     from flashbias.kernels import triton_jit
-    from paperkit import triton_interpret
 
     B, N, H, d = q.shape
     M = k.shape[1]
-    qp, kp, vp, qb, kb = _operands(q, k, v, q_bias, k_bias)
+    qp, kp, vp, qb, kb, RP = _operands(q, k, v, q_bias, k_bias)
     out = torch.empty_like(qp)
     lse = torch.empty(B, H, N, device=q.device, dtype=torch.float32)
     m, ms = _mask_args(mask, B, H, N, M, lse)
-    block = 32 if triton_interpret() else 64
-    grid = (math.ceil(N / block), B * H)
-    triton_jit.flash_bias_fwd[grid](
+    config = _config("flash_bias_fwd", q, qp.shape[3], RP)
+    triton_jit.flash_bias_fwd[grid(N, config["BLOCK_N"], B, H)](
         qp, kp, vp, qb, kb, m, out, lse,
         N, M, H, scale,
         qp.stride(0), qp.stride(1), qp.stride(2),
@@ -68,9 +73,9 @@ def _forward(q, k, v, q_bias, k_bias, mask, causal, scale):
         qb.stride(0), qb.stride(1), qb.stride(2),
         kb.stride(0), kb.stride(1), kb.stride(2),
         *ms,
-        HAS_MASK=mask is not None, CAUSAL=causal,
+        HAS_MASK=mask is not None, HAS_BIAS=q_bias is not None, CAUSAL=causal,
         PREC="ieee" if q.dtype == torch.float32 else "tf32",
-        D=qp.shape[3], RP=qb.shape[3], BLOCK_N=block, BLOCK_M=block,
+        D=qp.shape[3], RP=RP, **config,
     )  # fmt: skip
     return out[..., :d], lse
 
@@ -80,12 +85,11 @@ def _backward(q, k, v, q_bias, k_bias, mask, out, lse, dout, causal, scale):
     dφ_k) and one over query blocks (dQ, dφ_q); fp32 accumulators and outputs, cast at the end.
     Factors given once for the batch get their per-batch gradients summed."""
     from flashbias.kernels import triton_jit
-    from paperkit import triton_interpret
 
     B, N, H, d = q.shape
     M = k.shape[1]
-    qp, kp, vp, qb, kb = _operands(q, k, v, q_bias, k_bias)
-    D, RP = qp.shape[3], qb.shape[3]
+    qp, kp, vp, qb, kb, RP = _operands(q, k, v, q_bias, k_bias)
+    D = qp.shape[3]
     dop = F.pad(dout.to(q.dtype), (0, D - d)).contiguous()
     delta = (dout.float() * out.float()).sum(-1).transpose(1, 2).contiguous()  # (B, H, N)
     # a row with every key masked has LSE = -inf; +inf makes its P = 0 instead of nan
@@ -93,9 +97,11 @@ def _backward(q, k, v, q_bias, k_bias, mask, out, lse, dout, causal, scale):
     f32 = dict(device=q.device, dtype=torch.float32)
     # contiguous like qp / kp, so the kernels address dq with q's strides and dk, dv with k's
     dq, dk, dv = (torch.empty(B, L, H, D, **f32) for L in (N, M, M))
-    dqb, dkb = torch.empty(B, N, H, RP, **f32), torch.empty(B, M, H, RP, **f32)
+    if q_bias is None:  # HAS_BIAS=False: never written, lse stands in
+        dqb = dkb = lse
+    else:
+        dqb, dkb = torch.empty(B, N, H, RP, **f32), torch.empty(B, M, H, RP, **f32)
     m, ms = _mask_args(mask, B, H, N, M, lse)
-    block = 32 if triton_interpret() or D > 64 else 64
     common = (
         N, M, H, scale,
         qp.stride(0), qp.stride(1), qp.stride(2),
@@ -107,18 +113,19 @@ def _backward(q, k, v, q_bias, k_bias, mask, out, lse, dout, causal, scale):
     )  # fmt: skip
     meta = dict(
         HAS_MASK=mask is not None,
+        HAS_BIAS=q_bias is not None,
         CAUSAL=causal,
         PREC="ieee" if q.dtype == torch.float32 else "tf32",
         D=D,
         RP=RP,
-        BLOCK_N=block,
-        BLOCK_M=block,
     )
-    triton_jit.flash_bias_bwd_dkdv[(math.ceil(M / block), B * H)](
-        qp, kp, vp, qb, kb, m, dop, lse, delta, dk, dv, dkb, *common, **meta
+    config = _config("flash_bias_bwd_dkdv", q, D, RP)
+    triton_jit.flash_bias_bwd_dkdv[grid(M, config["BLOCK_M"], B, H)](
+        qp, kp, vp, qb, kb, m, dop, lse, delta, dk, dv, dkb, *common, **meta, **config
     )
-    triton_jit.flash_bias_bwd_dq[(math.ceil(N / block), B * H)](
-        qp, kp, vp, qb, kb, m, dop, lse, delta, dq, dqb, *common, **meta
+    config = _config("flash_bias_bwd_dq", q, D, RP)
+    triton_jit.flash_bias_bwd_dq[grid(N, config["BLOCK_N"], B, H)](
+        qp, kp, vp, qb, kb, m, dop, lse, delta, dq, dqb, *common, **meta, **config
     )
     grads = [dq[..., :d].to(q.dtype), dk[..., :d].to(k.dtype), dv[..., :d].to(v.dtype)]
     if q_bias is None:
@@ -150,7 +157,7 @@ class _FlashBias(torch.autograd.Function):
 def flash_bias_triton(q, k, v, q_bias, k_bias, mask, causal: bool, scale: float) -> torch.Tensor:
     """Run the fused kernels (differentiable in q, k, v, q_bias, k_bias; the mask gets no
     gradient). Inputs as in :func:`flashbias.flash_bias_attention`, already validated there:
-    fp16, bf16 or fp32, factors and mask in q's dtype, d + R within the kernels' width."""
+    fp16, bf16 or fp32, factors and mask in q's dtype, d <= 128 and R <= 32."""
     if mask is not None and mask.requires_grad:
         mask = mask.detach()
     return _FlashBias.apply(q, k, v, q_bias, k_bias, mask, causal, scale)
