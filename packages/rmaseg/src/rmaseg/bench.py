@@ -10,8 +10,8 @@ to RMA-linear with their spread.
 
 Case ``"limit"`` holds the linear solver (:func:`rmaseg.rma.dinkelbach_masks`) against its memory
 limit, timed in alternating rounds with one streaming pass over the same map (``p.sum()``): a
-Dinkelbach solver that scans the map once per iteration, plus once for P, needs (iterations + 1)
-passes, and that is the limit it is held to.
+Dinkelbach solver that scans the map once per iteration (P comes with the first scan) and once
+more for the mask needs (iterations + 1) passes, and that is the limit it is held to.
 
 Claims, headline first: (1) the linear solver is O(d): held when its log-log slope from d = 10^4
 up is at most 1.1; (2) it runs within 2x of (iterations + 1) passes over the map: held when the
@@ -188,7 +188,7 @@ def _limit_claim(limits: Sequence[dict[str, Any]]) -> Claim:
         f"The linear solver runs within {LIMIT_RATIO:g}x of (iterations + 1) streaming passes "
         "over the map",
         paper="not a claim of the paper: a Dinkelbach solver is memory bound, and one scan per "
-        "iteration plus one for P is what it must read",
+        "iteration (P comes with the first) plus one for the mask is what it must read",
         measured=f"solver time / ((iterations + 1) x one pass), median of same-round ratios: "
         f"{shown}",
         verdict="held" if all(r["solver / limit"] <= LIMIT_RATIO for r in limits) else "not held",
