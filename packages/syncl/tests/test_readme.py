@@ -1,0 +1,10 @@
+from pathlib import Path
+
+from paperkit.testing import run_readme_example
+
+README = Path(__file__).resolve().parent.parent / "README.md"
+
+
+def test_usage_example_runs():
+    namespace = run_readme_example(README)  # the example asserts its own claims
+    assert len(namespace["tracks"]) == 10
