@@ -2,15 +2,11 @@
 launch configuration the dispatcher can pick (no GPU needed), within the register, spill and
 shared-memory budgets reported by the ptxas that ships with Triton."""
 
-import json
-import os
-import subprocess
-import sys
-
 import pytest
 
 from amvim.kernels import MAX_TRITON_STATE
 from amvim.kernels.scan_triton import MAX_TILE, launch_config
+from paperkit.kernel_gate import run_offline
 
 SHARED_BYTES = 227 * 1024  # sm_90's shared memory per block (opt-in maximum)
 
@@ -28,17 +24,7 @@ def test_every_configuration_compiles_for_sm90_without_spills():
     pytest.importorskip("triton.backends.nvidia.compiler")
     from amvim.kernels.offline import configurations
 
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_DEFAULT_FP_FUSION"] = "1"
-    run = subprocess.run(
-        [sys.executable, "-m", "amvim.kernels.offline", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=900,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    rows = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    rows = run_offline("amvim.kernels.offline")
     assert [(r["dtype"], r["NP"]) for r in rows] == [
         (c.label["dtype"], c.label["NP"]) for c in configurations()
     ]

@@ -4,16 +4,13 @@ static gate compiles (zeros.kernels.offline), every other shape takes the torch 
 (Triton's compiler for sm_90) runs in ``nox -s "kernels(zeros)"`` and in a slow test here."""
 
 import inspect
-import json
-import os
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
 import torch
 
+from paperkit.kernel_gate import run_offline
 from zeros import ops
 from zeros.kernels import chunk_triton
 from zeros.kernels.chunk_triton import (
@@ -141,17 +138,7 @@ def test_every_configuration_compiles_for_sm90_without_spills():
     pytest.importorskip("triton.backends.nvidia.compiler")
     from zeros.kernels.offline import configurations
 
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env["TRITON_DEFAULT_FP_FUSION"] = "1"
-    run = subprocess.run(
-        [sys.executable, "-m", "zeros.kernels.offline", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=1800,
-    )
-    assert run.returncode == 0, run.stderr[-3000:]
-    rows = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
+    rows = run_offline("zeros.kernels.offline")
     assert [(r["dtype"], r["D"]) for r in rows] == [
         (c.label["dtype"], c.label["D"]) for c in configurations()
     ]

@@ -43,6 +43,7 @@ __all__ = [
     "gate_package",
     "main",
     "parse_ptxas",
+    "run_offline",
     "violations",
 ]
 
@@ -171,6 +172,25 @@ def main(
     if failed:
         print(f"{failed} configuration(s) break their budget", file=sys.stderr)
     return int(failed > 0)
+
+
+def run_offline(module: str, timeout: float = 1800) -> list[dict[str, Any]]:
+    """Run a package's gate ``python -m <module> --json`` in a fresh process with the compiler's
+    environment (``TRITON_INTERPRET`` removed: the interpreter replaces the compiler) and return
+    its rows, each with its ``violations``; raises ``RuntimeError`` with the end of stderr when the
+    process fails. For tests: a budget violation makes the process fail."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["TRITON_DEFAULT_FP_FUSION"] = "1"
+    run = subprocess.run(
+        [sys.executable, "-m", module, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=timeout,
+    )
+    if run.returncode != 0:
+        raise RuntimeError(f"{module} failed:\n{run.stderr[-3000:]}")
+    return [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
 
 
 def _nvcc() -> str | None:
