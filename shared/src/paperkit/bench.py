@@ -93,6 +93,23 @@ class Measurement:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    def table_row(self, *, peak: bool = False, **columns: Any) -> dict[str, Any]:
+        """The row's line in a printed table: impl, case, the given ``columns``, then ms, CPU ms,
+        IQR ms (and peak MB with ``peak=True``).
+
+        >>> m = Measurement("loop", 8, 0.002, 1e-4, 2**21, "cpu", "vs n")
+        >>> row = m.table_row(peak=True, n=8)
+        >>> list(row), row["ms"], row["peak MB"]
+        (['impl', 'case', 'n', 'ms', 'cpu ms', 'IQR ms', 'peak MB'], 2.0, 2.0)
+        """
+        row = {"impl": self.impl, "case": self.case, **columns}
+        row["ms"] = 1e3 * self.seconds
+        row["cpu ms"] = 1e3 * (self.cpu_seconds or 0.0)
+        row["IQR ms"] = 1e3 * self.spread
+        if peak:
+            row["peak MB"] = (self.peak_bytes or 0) / 2**20
+        return row
+
 
 def _sync(device: str) -> None:
     if device.startswith("cuda"):

@@ -96,15 +96,7 @@ def bench(*, quick: bool = False, device: str = "cpu", out: str | Path = ".") ->
     chunk_up, c1, c3 = ratio_spread(looped, chunked)
     slope = loglog_slope([r.size for r in sweep], [r.seconds for r in sweep])
     rows = [
-        {
-            "impl": r.impl,
-            "case": r.case,
-            "forwards per image": r.size if r.case == "vs n" else 9,
-            "ms": 1e3 * r.seconds,
-            "cpu ms": 1e3 * (r.cpu_seconds or 0.0),
-            "IQR ms": 1e3 * r.spread,
-            "peak MB": (r.peak_bytes or 0) / 2**20,
-        }
+        r.table_row(peak=True, **{"forwards per image": r.size if r.case == "vs n" else 9})
         for r in [*pair, *sweep]
     ]
     print_table(rows, title=f"DEnD scoring of {run['images']} images (16x16, DINO-lite, CPU)")

@@ -127,15 +127,7 @@ def bench(*, quick: bool = False, device: str = "cpu", out: str | Path = ".") ->
         for name in IMPLS
     }
     rows = [
-        {
-            "impl": r.impl,
-            "case": r.case,
-            "pairs per turn": 16 if r.case == "1000 turns" else r.size,
-            "ms": 1e3 * r.seconds,
-            "cpu ms": 1e3 * (r.cpu_seconds or 0.0),
-            "IQR ms": 1e3 * r.spread,
-            "peak MB": (r.peak_bytes or 0) / 2**20,
-        }
+        r.table_row(peak=True, **{"pairs per turn": 16 if r.case == "1000 turns" else r.size})
         for r in [*pair, *sweep]
     ]
     print_table(rows, title=f"IoU matrices, masks of {shape} (CPU)")

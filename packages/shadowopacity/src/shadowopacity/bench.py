@@ -95,17 +95,7 @@ def bench(*, quick: bool = False, device: str = "cpu", out: str | Path = ".") ->
             for m in nets
         },
     }
-    rows = [
-        {
-            "impl": r.impl,
-            "case": r.case,
-            "items": r.size,
-            "ms": 1e3 * r.seconds,
-            "cpu ms": 1e3 * (r.cpu_seconds or 0.0),
-            "IQR ms": 1e3 * r.spread,
-        }
-        for r in [*gen_rows, *train_rows, *infer_rows]
-    ]
+    rows = [r.table_row(items=r.size) for r in [*gen_rows, *train_rows, *infer_rows]]
     print_table(rows, title="shadowopacity benchmark (CPU)")
     print_table([{"ratio": k, "value": round(v, 3)} for k, v in ratios.items()], title="ratios")
     train_ratio = ratios["train ours/BinaryShadowNet"]

@@ -95,14 +95,7 @@ def bench(*, quick: bool = False, device: str = "cpu", out: str | Path = ".") ->
     cpu_slope = loglog_slope([r.size for r in sweep], cpu_s)
     top_slope = loglog_slope([r.size for r in sweep[-2:]], cpu_s[-2:])
     rows = [
-        {
-            "impl": r.impl,
-            "case": r.case,
-            "ERP": f"{r.params.get('H', H)}x{r.params.get('W', 2 * H)}",
-            "ms": 1e3 * r.seconds,
-            "cpu ms": 1e3 * (r.cpu_seconds or 0.0),
-            "IQR ms": 1e3 * r.spread,
-        }
+        r.table_row(ERP=f"{r.params.get('H', H)}x{r.params.get('W', 2 * H)}")
         for r in [*sweep, *pair]
     ]
     print_table(rows, title="merge of per-frame depth into ERP (CPU)")

@@ -268,35 +268,11 @@ def hybrid_match(
                 name, owner, "a dict with 'logits' and 'boxes'", type(out).__name__, cls=TypeError
             )
     dims: dict = {}
-    check_tensor(
-        "out_S",
-        owner,
-        _box_tensor(out_S, "logits", owner, "out_S"),
-        shape=("B", "Q", "C"),
-        dims=dims,
-    )
-    check_tensor(
-        "out_S",
-        owner,
-        _box_tensor(out_S, "boxes", owner, "out_S"),
-        shape=("B", "Q", "D"),
-        dims=dims,
-    )
-    if out_C is not None:
-        check_tensor(
-            "out_C",
-            owner,
-            _box_tensor(out_C, "logits", owner, "out_C"),
-            shape=("B", "Q", "C"),
-            dims=dims,
-        )
-        check_tensor(
-            "out_C",
-            owner,
-            _box_tensor(out_C, "boxes", owner, "out_C"),
-            shape=("B", "Q", "D"),
-            dims=dims,
-        )
+    for name, out in (("out_S", out_S), ("out_C", out_C)):
+        if out is None:
+            continue
+        for key, shape in (("logits", ("B", "Q", "C")), ("boxes", ("B", "Q", "D"))):
+            check_tensor(name, owner, _box_tensor(out, key, owner, name), shape=shape, dims=dims)
     check_tensor(
         "track_ids", owner, track_ids, shape=("B", None), dims=dims, dtype="int", nonempty=False
     )
