@@ -108,8 +108,9 @@ def test_seeded_determinism():
 @pytest.mark.parametrize("metric", ["dice", "iou"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_compiled_solver_matches_the_torch_solver(dtype, metric):
-    """The linear solver's compiled CPU loop (float64 comparisons) and its torch loop (thresholds
-    floored to the input dtype) give the same masks, sizes and iteration counts."""
+    """The linear solver's compiled CPU loop (a rough read first, masks written by the exact
+    reads) and its torch loop (thresholds floored to the input dtype) give the same masks and
+    sizes; neither falls back to sorting."""
     from rmaseg.rma import _dinkelbach_compiled, _dinkelbach_torch
 
     gen = torch.Generator().manual_seed(3)
@@ -118,5 +119,6 @@ def test_compiled_solver_matches_the_torch_solver(dtype, metric):
     flat[2, :5000] = 1.0  # a saturated half
     masks_c, count_c, it_c = _dinkelbach_compiled(flat, metric)
     masks_t, count_t, it_t = _dinkelbach_torch(flat, metric)
-    assert torch.equal(masks_c, masks_t) and torch.equal(count_c, count_t) and it_c == it_t
+    assert torch.equal(masks_c, masks_t) and torch.equal(count_c, count_t)
+    assert 1 < it_c < 15 and 1 < it_t < 15
     assert torch.equal(masks_c.sum(-1), count_c)

@@ -1,3 +1,5 @@
+import math
+
 import pytest
 import torch
 
@@ -190,3 +192,69 @@ def test_work_that_would_not_fit_is_refused_before_it_starts():
     error = assert_param_error(zeros_attention, q, q, q, s, s, s, backend="reference", param="q")
     assert "fit in memory" in str(error)
     assert_param_error(zero_sum_weights, s, s, s, param="s")
+
+
+def _spy_forms(monkeypatch):
+    """Count the calls of the chunk path's two forms."""
+    from zeros import chunk
+
+    calls = {"factored": 0, "pairwise": 0}
+    for form in calls:
+        real = getattr(chunk, f"_{form}")
+
+        def spy(*a, _real=real, _form=form):
+            calls[_form] += 1
+            return _real(*a)
+
+        monkeypatch.setattr(chunk, f"_{form}", spy)
+    return calls
+
+
+@pytest.mark.parametrize("gate0", [False, True])
+def test_chunk_factored_form_equals_the_pairwise_form(gate0, inputs, monkeypatch):
+    """Moderate logits take the rank-3 form; forcing the pairwise form gives the same output
+    and gradients in float64 (T = 100: a partial last block)."""
+    from zeros import chunk
+
+    calls = _spy_forms(monkeypatch)
+    xs = [
+        x.requires_grad_()
+        for x in inputs(B=2, T=100, H=2, d=8, gate0=gate0, scale=5.0)
+        if x is not None
+    ]
+
+    def run():
+        out = zeros_attention(*xs, backend="chunk", chunk_size=16)
+        grads = torch.autograd.grad((out * torch.linspace(-1, 1, 8)).sum(), xs)
+        return out.detach(), grads
+
+    factored, grads_f = run()
+    assert calls == {"factored": 1, "pairwise": 0}
+    monkeypatch.setattr(chunk, "factored_range", lambda dtype: -1.0)
+    pairwise, grads_p = run()
+    assert calls == {"factored": 1, "pairwise": 1}
+    assert_close(factored, pairwise, rtol=0, atol=1e-12)
+    for gf, gp in zip(grads_f, grads_p, strict=True):
+        assert_close(gf, gp, rtol=0, atol=1e-11)
+
+
+def test_chunk_factored_form_holds_up_to_its_range_in_float32(inputs, monkeypatch):
+    """A jump of 55 at the end of every block (just inside the fp32 bound of 61.4) keeps the
+    factored form within fp32 rounding of the float64 reference; a jump of 90 goes pairwise,
+    where the factored form would overflow (e^90 > fp32 max)."""
+    from zeros import chunk
+    from zeros.chunk import factored_range
+
+    assert 61 < factored_range(torch.float32) < 62
+    q, k, v, _, g1, gh, _ = inputs(B=1, T=128, H=2, d=8, dtype=torch.float32)
+    for jump, form in ((55.0, "factored"), (90.0, "pairwise")):
+        calls = _spy_forms(monkeypatch)
+        s = torch.zeros(1, 128, 2)
+        s[:, 15::16] = jump * torch.arange(1, 9).view(1, 8, 1)  # block maxima rise by `jump`
+        ref = zeros_attention(*(x.double() for x in (q, k, v, s, g1, gh)), backend="reference")
+        out = zeros_attention(q, k, v, s, g1, gh, backend="chunk", chunk_size=16)
+        assert calls[form] == 1 and sum(calls.values()) == 1
+        check_finite(out)
+        assert_close(out, ref, rtol=0, atol=2e-5 * ref.abs().max().item(), msg=form)
+    monkeypatch.setattr(chunk, "factored_range", lambda dtype: math.inf)
+    assert not zeros_attention(q, k, v, s, g1, gh, backend="chunk", chunk_size=16).isfinite().all()

@@ -102,36 +102,65 @@ def _floor_to(x: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return torch.where(y.to(x.dtype) > x, torch.nextafter(y, torch.full_like(y, -1.0)), y)
 
 
-@numba.njit(cache=True, fastmath=True, nogil=True)
-def _count_sum(row: np.ndarray, thr: float) -> tuple[int, float]:
-    """``#{j : row[j] > thr}`` and their sum, compared and summed in float64: one read of ``row``.
+@numba.njit(cache=True, nogil=True)
+def _floor_threshold(t: float, row: np.ndarray) -> Any:
+    """Largest value of ``row``'s dtype <= ``t``: ``p > result`` iff ``p > t`` for ``p`` of that
+    dtype, so every read compares in the map's own dtype and gets the float64 comparison's set."""
+    f = np.empty(1, row.dtype)
+    f[0] = t
+    if f[0] > t:
+        f[0] = np.nextafter(f[0], -f[0])
+    return f[0]
 
-    fastmath lets the compiler vectorise the branch and reorder the sum (the inputs are finite
-    probabilities, so only the summation order changes).
-    """
+
+@numba.njit(cache=True, fastmath=True, nogil=True)
+def _count_sum(row: np.ndarray, thr: Any, total: bool) -> tuple[int, float, float]:
+    """``#{j : row[j] > thr}``, their sum and (if ``total``) the row's sum, summed in float64:
+    one read of ``row``. fastmath lets the compiler vectorise the branch and reorder the sums
+    (the inputs are finite probabilities, so only the summation order changes)."""
+    c = 0
+    s = 0.0
+    whole = 0.0
+    for j in range(row.size):
+        v = row[j]
+        above = v > thr
+        c += above
+        s += np.float64(v) if above else 0.0
+        if total:
+            whole += np.float64(v)
+    return c, s, whole
+
+
+@numba.njit(cache=True, fastmath=True, nogil=True)
+def _count_sum_mask(row: np.ndarray, thr: Any, out: np.ndarray) -> tuple[int, float]:
+    """:func:`_count_sum` that also writes the set ``row > thr`` to ``out`` in the same read."""
     c = 0
     s = 0.0
     for j in range(row.size):
-        v = np.float64(row[j])
+        v = row[j]
         above = v > thr
+        out[j] = above
         c += above
-        s += v if above else 0.0
+        s += np.float64(v) if above else 0.0
     return c, s
 
 
 @numba.njit(cache=True, fastmath=True, nogil=True)
-def _count_sum_total(row: np.ndarray, thr: float) -> tuple[int, float, float]:
-    """:func:`_count_sum` and the sum of the whole row, in the same read."""
-    c = 0
-    s = 0.0
-    total = 0.0
+def _count_sum_rough(row: np.ndarray, thr: Any) -> tuple[int, float, float]:
+    """The count (exact, int32: rows below 2^31 pixels), the set's sum and the row's sum, the
+    sums accumulated in the map's dtype: about half a float64 read's cost in float32, with the
+    float32 sum's rounding error. Only used to choose where the exact iterations start."""
+    zero = row[:0].sum()
+    c = np.int32(0)
+    s = zero
+    whole = zero
     for j in range(row.size):
-        v = np.float64(row[j])
+        v = row[j]
         above = v > thr
-        c += above
-        s += v if above else 0.0
-        total += v
-    return c, s, total
+        c += np.int32(above)
+        s += v if above else zero
+        whole += v
+    return c, np.float64(s), np.float64(whole)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -154,9 +183,11 @@ def _set_value(c: int, S: float, P: float, iou: bool, one: float) -> float:
 
 @numba.njit(cache=True, nogil=True)
 def _warm_start(row: np.ndarray, iou: bool, max_iterations: int) -> float:
-    """λ0: the optimal value of every ``stride``-th pixel (Dice's smoothing scaled by the sampling
-    rate), 0 for rows shorter than 2 :data:`WARM_START_SAMPLE`. Any λ0 >= 0 leads Dinkelbach to
-    the same optimum (λ1 is a set's value, so λ1 <= λ*, and from there it rises to λ*)."""
+    """λ0 for rows of at least 2 :data:`WARM_START_SAMPLE` pixels (0 for shorter rows): the
+    optimal value of every ``stride``-th pixel (Dice's smoothing scaled by the sampling rate),
+    sharpened by one rough read of the whole row (:func:`_count_sum_rough`). Any λ0 >= 0 leads
+    Dinkelbach to the same optimum (λ1 is a set's value, so λ1 <= λ*, and from there it rises to
+    λ*); a close λ0 saves exact reads."""
     stride = row.size // WARM_START_SAMPLE
     if stride < 2:
         return 0.0
@@ -168,39 +199,44 @@ def _warm_start(row: np.ndarray, iou: bool, max_iterations: int) -> float:
     lam = 0.0
     count = -1
     for _ in range(max_iterations):
-        c, S = _count_sum(sub, _threshold(lam, iou))
+        c, S, _ = _count_sum(sub, _floor_threshold(_threshold(lam, iou), sub), False)
         if c == count:
             break
         lam = _set_value(c, S, P, iou, one)
         count = c
+    if row.size < 2**31:
+        c, S, P = _count_sum_rough(row, _floor_threshold(_threshold(lam, iou), row))
+        lam = max(_set_value(c, S, P, iou, 1.0), 0.0)
     return lam
 
 
 @numba.njit(cache=True, nogil=True)
-def _dinkelbach_rows(x: np.ndarray, iou: bool, max_iterations: int, thr: np.ndarray) -> tuple:
+def _dinkelbach_rows(x: np.ndarray, iou: bool, max_iterations: int, out: np.ndarray) -> tuple:
     """Dinkelbach's iterations row by row (see :func:`dinkelbach_masks`), all compiled.
 
-    Writes each row's final threshold to ``thr`` (float64; the mask is ``x > thr``) and returns
-    (counts, the largest iteration count), or iterations = -1 when a row has not converged.
-    Comparing in float64 is what ``_floor_to`` makes the torch path do in the input dtype.
+    Every read after a row's first writes its set to ``out``: the read whose count repeats the
+    previous one ends the row, and its set is the answer (the sets are nested, so an equal
+    count is an equal set). Returns (counts, the largest number of reads of a row, the warm
+    start's rough read included), or -1 reads when a row has not converged.
     """
     counts = np.empty(x.shape[0], np.int64)
     worst = 0
+    rough = 1 if 2 * WARM_START_SAMPLE <= x.shape[1] < 2**31 else 0
     for r in range(x.shape[0]):
-        lam = _warm_start(x[r], iou, max_iterations)
+        row = x[r]
+        lam = _warm_start(row, iou, max_iterations)
         count = -1
         P = 0.0
         done = False
         for it in range(1, max_iterations + 1):
-            t = _threshold(lam, iou)
+            t = _floor_threshold(_threshold(lam, iou), row)
             if it == 1:  # the mass P of the map comes with the first set
-                c, S, P = _count_sum_total(x[r], t)
+                c, S, P = _count_sum(row, t, True)
             else:
-                c, S = _count_sum(x[r], t)
+                c, S = _count_sum_mask(row, t, out[r])
             if c == count:
-                thr[r] = t
                 counts[r] = c
-                worst = max(worst, it)
+                worst = max(worst, it + rough)
                 done = True
                 break
             lam = _set_value(c, S, P, iou, 1.0)
@@ -211,17 +247,13 @@ def _dinkelbach_rows(x: np.ndarray, iou: bool, max_iterations: int, thr: np.ndar
 
 
 def _dinkelbach_compiled(flat: torch.Tensor, metric: str) -> tuple | None:
-    """CPU float32/float64 rows: the compiled loop, then one comparison for the masks."""
+    """CPU float32/float64 rows: the compiled loop, which also writes the masks."""
     x = flat.contiguous().numpy()
-    thr = np.empty(x.shape[0], np.float64)
-    counts, iterations = _dinkelbach_rows(x, metric == "iou", MAX_DINKELBACH_ITERATIONS, thr)
+    out = np.empty(x.shape, np.bool_)
+    counts, iterations = _dinkelbach_rows(x, metric == "iou", MAX_DINKELBACH_ITERATIONS, out)
     if iterations < 0:
         return None
-    # compared in the map's dtype against the threshold floored to it (the same masks as in
-    # float64): a float64 comparison would convert the whole map once more
-    floor = thr.astype(x.dtype)
-    floor = np.where(floor > thr, np.nextafter(floor, -1.0), floor)  # as _floor_to, in numpy
-    return torch.from_numpy(x > floor[:, None]), torch.from_numpy(counts), iterations
+    return torch.from_numpy(out), torch.from_numpy(counts), iterations
 
 
 def _warm_start_torch(flat: torch.Tensor, metric: str) -> torch.Tensor:
@@ -280,9 +312,13 @@ def dinkelbach_masks(probs: torch.Tensor, metric: str) -> tuple[torch.Tensor, to
     Rows of at least 2 :data:`WARM_START_SAMPLE` pixels start from :math:`\lambda_0`, the
     optimum of every stride-th pixel: any :math:`\lambda_0 \ge 0` reaches the same optimum
     (:math:`\lambda_1` is the value of a set, so :math:`\lambda_1 \le \lambda^*`), and a close one
-    takes 3-4 reads of the row instead of 6-7. On the CPU (float32, float64) each iteration is one
-    compiled read of the row giving :math:`|I_k|` and :math:`\sum_{I_k} p` in float64, and
-    :math:`P` comes with the first read; elsewhere the same iterations run as torch operations.
+    takes 3-4 reads of the row instead of 6-7. On the CPU (float32, float64) that start is
+    sharpened by one rough read of the whole row (sums in the map's dtype), after which two exact
+    reads usually suffice; each exact read is one compiled pass giving :math:`|I_k|` and
+    :math:`\sum_{I_k} p` in float64 (:math:`P` with the first), comparing in the map's dtype
+    against the threshold floored to it, and every exact read after the first writes its set, so
+    the read that ends the row has written the mask. Elsewhere the same iterations run as torch
+    operations. ``iterations`` counts the reads of the longest-running row (the rough one included).
     """
     shape = probs.shape
     flat = probs.reshape(-1, shape[-1])

@@ -18,16 +18,40 @@ needed at any logit range. Written as batched operations over all blocks (no loo
 so that torch spreads each operation over its threads. The maxima are detached: they cancel in
 :math:`\alpha_t c_t F_b` and in :math:`e^{s_u-m_t}/E_t`. Non-causal attention needs one set of
 states over the whole sequence.
+
+**Factored form.** When no row lies far below its block's maximum,
+:math:`R=\max_t(M_b-m_t)\le` :func:`factored_range` (61.4 in fp32), the weight splits as
+:math:`r_{tu}=a_tx_u+\beta_ts_u+\gamma_t` with :math:`a_t=\alpha_te^{M_b-m_t}\le\alpha_te^R` and
+:math:`x_u=e^{s_u-M_b}\le1`, a rank-3 matrix. Then both sums are one linear attention on the
+values :math:`\tilde v_u=[x_uv_u,\ s_uv_u,\ v_u]` (3e columns): per block
+:math:`Y=(\text{masked }QK^\top)\tilde V+QS_b` with :math:`S_b` the prefix of
+:math:`K^\top\tilde V` over earlier blocks (its first third decayed by :math:`e^{M_c-M_b}`), and
+:math:`o_t=a_tY^{(1)}_t+\beta_tY^{(2)}_t+\gamma_tY^{(3)}_t`. No :math:`C\times C` exponential is
+formed. The bound keeps every :math:`x_u` that carries weight above the dtype's resolution
+(:math:`e^{s_u-m_t}\ge\epsilon`) a normal number, so the two forms agree to rounding;
+beyond it the pairwise form above runs.
 """
 
 from __future__ import annotations
+
+import math
 
 import torch
 import torch.nn.functional as nnf
 
 from zeros.decomposition import coefficients
 
-__all__ = ["attention"]
+__all__ = ["attention", "factored_range"]
+
+
+def factored_range(dtype: torch.dtype) -> float:
+    r"""The largest in-block spread :math:`R=\max_t(M_b-m_t)` of the factored form:
+    :math:`-\ln(\text{tiny})+\ln\epsilon-10` (61.4 in fp32, 662 in float64), so that
+    :math:`x_u=e^{s_u-M_b}\ge e^{-R}\epsilon` stays 10 e-folds above the smallest normal number
+    for every key whose weight :math:`e^{s_u-m_t}` is at least the resolution :math:`\epsilon`,
+    and :math:`a_t\le\alpha_te^R` stays finite."""
+    info = torch.finfo(dtype)
+    return -math.log(info.tiny) + math.log(info.eps) - 10.0
 
 
 def attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size):
@@ -49,7 +73,6 @@ def attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size):
     s_flat = sb.reshape(B, H, n * C)
     m = torch.cummax(s_flat.detach(), dim=-1).values.reshape(B, H, n, C)
     M = m[..., -1]  # (B, H, n)
-    M_prev = torch.cat([torch.full_like(M[..., :1], float("-inf")), M[..., :-1]], dim=-1)
     E = torch.exp(torch.logcumsumexp(s_flat, dim=-1).reshape(B, H, n, C) - m)
     P = torch.cumsum(s_flat, dim=-1).reshape(B, H, n, C)
     t = torch.arange(1, n * C + 1, dtype=q.dtype, device=q.device).reshape(n, C)
@@ -58,6 +81,39 @@ def attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size):
 
     future = torch.ones(C, C, dtype=torch.bool, device=q.device).triu(1)  # u > t in a block
     cos = (qb @ kb.transpose(-1, -2)).masked_fill_(future, 0.0)
+    spread = (M.unsqueeze(-1) - m).amax() if m.numel() else m.new_zeros(())
+    if spread.item() <= factored_range(q.dtype):
+        o = _factored(qb, kb, vb, sb, m, M, alpha, beta, gamma, cos)
+    else:
+        o = _pairwise(qb, kb, vb, sb, m, M, alpha, beta, gamma, cos)
+    return o.reshape(B, H, n * C, e)[:, :, :T].transpose(1, 2)
+
+
+def _factored(qb, kb, vb, sb, m, M, alpha, beta, gamma, cos):
+    """The rank-3 form (module docstring), blocks (B, H, n, C, *) in, (B, H, n, C, e) out."""
+    B, H, n, C, d = qb.shape
+    e = vb.shape[-1]
+    x = torch.exp(sb - M.unsqueeze(-1))  # e^{s_u - M_b} <= 1
+    a = alpha * torch.exp(M.unsqueeze(-1) - m)  # alpha_t e^{M_b - m_t} <= alpha_t e^R
+    vt = torch.cat([x.unsqueeze(-1) * vb, sb.unsqueeze(-1) * vb, vb], dim=-1)  # (B, H, n, C, 3e)
+    L = kb.transpose(-1, -2) @ vt  # (B, H, n, d, 3e): each block's own K^T V~
+    L = L.reshape(B, H, n, d, 3, e).permute(0, 1, 4, 2, 3, 5).reshape(B, H, 3, n, d * e)
+    earlier = torch.ones(n, n, dtype=torch.bool, device=qb.device).tril(-1)  # [b, c]: c < b
+    decay = torch.where(earlier, torch.exp(M.unsqueeze(-2) - M.unsqueeze(-1)), 0.0)
+    plain = earlier.to(qb.dtype).expand_as(decay)
+    S = torch.stack([decay, plain, plain], dim=2) @ L  # (B, H, 3, n, d e): the prefixes S_b
+    S = S.reshape(B, H, 3, n, d, e).permute(0, 1, 3, 4, 2, 5).reshape(-1, d, 3 * e)
+    Y = torch.baddbmm((cos @ vt).reshape(-1, C, 3 * e), qb.reshape(-1, C, d), S)
+    Y = Y.reshape(B, H, n, C, 3, e)
+    o = Y[..., 2, :] * gamma.unsqueeze(-1)
+    return o.addcmul_(Y[..., 1, :], beta.unsqueeze(-1)).addcmul_(Y[..., 0, :], a.unsqueeze(-1))
+
+
+def _pairwise(qb, kb, vb, sb, m, M, alpha, beta, gamma, cos):
+    """The pairwise form (module docstring), for any logit range."""
+    B, H, n, C, d = qb.shape
+    M_prev = torch.cat([torch.full_like(M[..., :1], float("-inf")), M[..., :-1]], dim=-1)
+    future = torch.ones(C, C, dtype=torch.bool, device=qb.device).triu(1)
     # s_u - m_t <= 0 for u <= t; zeroing u > t only keeps exp finite where cos is already 0
     gap = (sb.unsqueeze(-2) - m.unsqueeze(-1)).masked_fill_(future, 0.0)
     decayed = alpha.unsqueeze(-1) * torch.exp(gap)
@@ -69,18 +125,17 @@ def attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size):
     wk = torch.exp(sb - M.unsqueeze(-1))  # e^{s_u - M_c} <= 1
     ka = torch.cat([wk.unsqueeze(-1) * kb, sb.unsqueeze(-1) * kb, kb], dim=-1)
     L = ka.transpose(-1, -2) @ vb  # (B, H, n, 3d, e)
-    earlier = torch.ones(n, n, dtype=torch.bool, device=q.device).tril(-1)  # [b, c]: c < b
+    earlier = torch.ones(n, n, dtype=torch.bool, device=qb.device).tril(-1)  # [b, c]: c < b
     decay = torch.where(earlier, torch.exp(M.unsqueeze(-2) - M_prev.unsqueeze(-1)), 0.0)
-    F = decay @ L[..., :d, :].reshape(B, H, n, d * e)
-    GH = earlier.to(q.dtype) @ L[..., d:, :].reshape(B, H, n, 2 * d * e)
-    S = torch.cat([F.reshape(B, H, n, d, e), GH.reshape(B, H, n, 2 * d, e)], dim=-2)
+    F = decay @ L[..., :d, :].reshape(B, H, n, -1)
+    GH = earlier.to(qb.dtype) @ L[..., d:, :].reshape(B, H, n, -1)
+    S = torch.cat([F.reshape(B, H, n, d, -1), GH.reshape(B, H, n, 2 * d, -1)], dim=-2)
     carry = torch.exp(M_prev.unsqueeze(-1) - m)  # 0 in the first block
     qa = torch.cat(
         [(alpha * carry).unsqueeze(-1) * qb, beta.unsqueeze(-1) * qb, gamma.unsqueeze(-1) * qb],
         dim=-1,
     )
-    o = w @ vb + qa @ S
-    return o.reshape(B, H, n * C, e)[:, :, :T].transpose(1, 2)
+    return w @ vb + qa @ S
 
 
 def _global(q, k, v, s, gate1, gateh, gate0):
