@@ -60,6 +60,35 @@ def test_geometric_bias_prefers_gaussians_on_the_trajectory():
     assert float(bias[0, 0, 1]) == pytest.approx(torch.log(torch.tensor(0.05)).item(), abs=1e-3)
 
 
+def test_geometric_bias_equals_a_naive_loop_for_rotated_gaussians():
+    """bias_{a,i} = log(eps + sum_w exp(-1/2 (w - mu_i)^T Sigma_i^-1 (w - mu_i))) (Sec. 3.4),
+    written out with an explicit 2 x 2 inverse, in float64."""
+    head = CascadePlanningHead(n_anchors=3, n_waypoints=8, n_stages=1, d=16).double()
+    gen = torch.Generator().manual_seed(4)
+    g = init_uniform(2, (2, 3), d_e=8, d_m=8, dtype=torch.float64)
+    g = g.replace(
+        mean=10 * torch.randn(2, 6, 2, generator=gen, dtype=torch.float64),
+        log_scale=0.5 + torch.randn(2, 6, 2, generator=gen, dtype=torch.float64),
+        rotation=3 * torch.randn(2, 6, generator=gen, dtype=torch.float64),
+    )
+    trajs = 8 * torch.randn(2, 3, 8, 2, generator=gen, dtype=torch.float64)
+    got = head.bias(g, trajs)
+    want = torch.empty(2, 3, 6, dtype=torch.float64)
+    for b in range(2):
+        for i in range(6):
+            c, s = torch.cos(g.rotation[b, i]), torch.sin(g.rotation[b, i])
+            sx2, sy2 = torch.exp(2 * g.log_scale[b, i])
+            sxx = c * c * sx2 + s * s * sy2
+            syy = s * s * sx2 + c * c * sy2
+            sxy = c * s * (sx2 - sy2)
+            det = sxx * syy - sxy * sxy
+            for a in range(3):
+                dx, dy = (trajs[b, a] - g.mean[b, i]).unbind(-1)
+                m2 = (syy * dx * dx - 2 * sxy * dx * dy + sxx * dy * dy) / det
+                want[b, a, i] = torch.log(0.05 + torch.exp(-0.5 * m2).sum())
+    assert_close(got, want, rtol=1e-10, atol=1e-10)
+
+
 def test_winner_takes_all_loss_uses_the_closest_trajectory():
     expert = torch.zeros(1, 8, 2)
     trajs = torch.stack([torch.full((8, 2), 1.0), torch.full((8, 2), 0.2)])[None, None]

@@ -109,3 +109,23 @@ def test_decoder_runs_under_autocast():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         out = dec(q, mem, pos, self_attn=False)[-1]
     assert out.shape == q.shape and torch.isfinite(out.float()).all()
+
+
+def test_every_query_reads_the_bev_memory_at_its_reference_point():
+    # Track and object queries add the memory sampled (bilinearly) at their reference point to
+    # their content, so a track query with an empty content still sees its object. The
+    # reference here is the centre of memory cell (row 2, col 5) of the 8x8 memory: the sample
+    # is that cell exactly (bilinear weights 1, 0, 0, 0).
+    torch.manual_seed(0)
+    model = QueryTracker(grid=16, d_model=16, n_obj_queries=4)
+    memory = torch.randn(1, 64, 16)
+    ref = torch.tensor([[[(5 + 0.5) / 8, (2 + 0.5) / 8]]])
+    content, refs = model.queries(memory, torch.zeros(1, 1, 16), ref)
+    torch.testing.assert_close(content[0, 0], memory[0, 2 * 8 + 5])
+    assert refs.shape == (1, 5, 2) and torch.equal(refs[0, 0], ref[0, 0])
+    with torch.no_grad():  # put object query 0 on the centre of cell (row 6, col 1)
+        c = torch.tensor([(1 + 0.5) / 8, (6 + 0.5) / 8])
+        model.obj_ref.weight[0] = torch.log(c / (1 - c))
+    content, _ = model.queries(memory, torch.zeros(1, 1, 16), ref)
+    expected = model.obj_content.weight[0] + memory[0, 6 * 8 + 1]
+    torch.testing.assert_close(content[0, 1], expected, rtol=1e-5, atol=1e-5)

@@ -11,7 +11,10 @@ from syncl.reproduce import claims
 
 
 def _runs(amota, ap, ms=2.0):
-    return [{"AMOTA": a, "AP": p, "ms_per_frame": ms} for a, p in zip(amota, ap, strict=True)]
+    return [
+        {"AMOTA": a, "AP": p, "ms_per_frame": ms, "boxes_per_frame": 3.0}
+        for a, p in zip(amota, ap, strict=True)
+    ]
 
 
 def test_claim_verdicts_follow_the_numbers():
@@ -75,3 +78,12 @@ def test_tiny_bench_writes_valid_results(tmp_path, monkeypatch):
 
 def test_device_cuda_is_refused():
     assert main(["bench", "--device", "cuda"]) == 2  # registered without GPU code
+
+
+def test_ablation_refuses_unknown_configs_before_any_work():
+    from syncl.ablation import ablation
+
+    with pytest.raises(ValueError, match="'configs'"):
+        ablation(["k=3"])
+    with pytest.raises(ValueError, match="'steps'"):
+        ablation(["baseline"], steps=0)

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 
 from gaussianfusion.gaussians import Gaussians2D, init_uniform, splat
+from gaussianfusion.kernels import splat_triton
 from paperkit import (
     Claim,
     Report,
@@ -80,11 +81,16 @@ def random_gaussians(
 
 
 def _fns(g: Gaussians2D, v: torch.Tensor, hw: tuple[int, int]) -> dict:
-    return {
+    """The three torch paths; on CUDA also the Triton kernel, dense and culled."""
+    fns = {
         "dense": lambda: splat(g, v, hw, EXTENT),
         "chunked": lambda: splat(g, v, hw, EXTENT, chunk=CHUNK),
         "culled": lambda: splat(g, v, hw, EXTENT, cutoff=CUTOFF),
     }
+    if v.is_cuda and splat_triton.supported(v):
+        fns["triton dense"] = lambda: splat(g, v, hw, EXTENT, backend="triton")
+        fns["triton culled"] = lambda: splat(g, v, hw, EXTENT, cutoff=CUTOFF, backend="triton")
+    return fns
 
 
 def bench(*, quick: bool = False, device: str = "cpu", out: str | Path = ".") -> Report:
@@ -115,7 +121,7 @@ def bench(*, quick: bool = False, device: str = "cpu", out: str | Path = ".") ->
         }
         for r in rows
     ]
-    print_table(table, title="splatting, forward, batch 1, F = 5 (CPU)")
+    print_table(table, title=f"splatting, forward, batch 1, F = 5 ({device})")
 
     def series(case_rows, impl):
         pts = [r for r in case_rows if r.impl == impl]

@@ -21,7 +21,15 @@ from dataclasses import dataclass, fields, replace
 
 import torch
 
-from paperkit import check_int, check_memory, check_real, check_tensor, param_error
+from gaussianfusion.kernels import splat_triton
+from paperkit import (
+    check_int,
+    check_memory,
+    check_real,
+    check_tensor,
+    param_error,
+    resolve_backend,
+)
 
 __all__ = [
     "Extent",
@@ -344,6 +352,17 @@ def _splat_culled(
     return out_flat.reshape(b, h * w, f).permute(0, 2, 1)
 
 
+def _torch_map(mean, log_scale, rotation, opacity_logit, values, bev_hw, extent, cutoff):
+    """The torch map (B, F, H*W) of these Gaussian properties: culled with ``cutoff``, else dense
+    in chunks of 256 Gaussians (what the Triton path's backward differentiates)."""
+    none = values[..., :0]
+    g = Gaussians2D(mean, log_scale, rotation, opacity_logit, none, none, none)
+    if cutoff is not None:
+        return _splat_culled(g, values, extent, bev_hw, cutoff, None)
+    centres = cell_centres(bev_hw, extent, dtype=values.dtype, device=values.device)
+    return _splat_chunked(g, values, centres, 256)
+
+
 def splat(
     g: Gaussians2D,
     values: torch.Tensor,
@@ -355,6 +374,7 @@ def splat(
     *,
     eps: float = 1e-2,
     empty: int = 0,
+    backend: str = "auto",
 ) -> torch.Tensor:
     """Splat per-Gaussian ``values`` (B, N, F) to a BEV map (B, F, H, W) (Sec. 3.3, eq. of B(p)).
 
@@ -366,6 +386,11 @@ def splat(
     - culled (``cutoff=r``): each Gaussian only within Mahalanobis distance r of its mean
       (a per-Gaussian window), O(N r^2) work. It drops terms of size at most
       exp(-r^2/2) o_i |v_i| per Gaussian (1.1e-2 at r = 3, 4.0e-5 at r = 4.5).
+
+    ``backend="triton"`` runs the dense or culled map as one tile-based Triton kernel
+    (:mod:`gaussianfusion.kernels.splat_triton`: fp32 accumulation, memory of the output alone,
+    ``chunk`` unused; the backward recomputes the torch path). It needs Triton with a CUDA
+    device or ``TRITON_INTERPRET=1``. ``"torch"`` and ``"auto"`` run the torch paths above.
 
     ``normalize=True`` returns the semantic map (B(p) + eps e_empty) / (sum_i o_i G_i(p) + eps):
     with ``values`` = softmax(q_i) over classes that include an empty class (index ``empty``) it
@@ -391,14 +416,21 @@ def splat(
     f = values.shape[-1]
     if normalize:
         empty = check_int("empty", owner, empty, low=0, high=f - 1)
+    name = resolve_backend(
+        owner, backend, {"torch": True, "triton": splat_triton.supported(values)}, auto=("torch",)
+    )
     p = hw[0] * hw[1]
     per = g.n if chunk is None else min(chunk, g.n)
-    if cutoff is None:
+    if cutoff is None and name == "torch":
         check_memory("bev_hw", owner, bev_hw, 3.0 * values.element_size() * g.batch * per * p * 2)
     check_memory("bev_hw", owner, bev_hw, 2.0 * values.element_size() * g.batch * p * (f + 1))
     if normalize:
         values = torch.cat([values, torch.ones_like(values[..., :1])], -1)
-    if cutoff is not None:
+    if name == "triton":
+        out = splat_triton.splat(
+            g.mean, g.log_scale, g.rotation, g.opacity_logit, values, hw, ext, cutoff, _torch_map
+        )
+    elif cutoff is not None:
         out = _splat_culled(g, values, ext, hw, cutoff, chunk)
     else:
         centres = cell_centres(hw, ext, dtype=values.dtype, device=values.device)

@@ -9,7 +9,7 @@ PAPER = Paper(
         "End-to-End Multi-Camera 3D Tracking"
     ),
     arxiv="2411.06780",
-    status="in progress",
+    status="done",
     reproduce="syncl.reproduce:reproduce",
     bench="syncl.bench:bench",
 )

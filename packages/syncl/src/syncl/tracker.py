@@ -54,11 +54,12 @@ class QueryTracker(nn.Module):
     Encoder: a 3x3 convolution of stride 2 and two 3x3 convolutions dilated by 2 and 4 give a
     ``(grid/2)^2``-token memory plus a learned position embedding. Queries: ``n_obj_queries``
     learned object queries with learned reference points (started on a regular grid) and the
-    track queries of the previous frame (content
-    = the matched query's output embedding, reference = its predicted centre plus its last
-    displacement, a constant-velocity motion model). Heads on every decoder layer: one logit
-    per class (sigmoid focal) and the box ``(cx, cy, w, l, sin, cos)`` in metres, the centre as a
-    refinement of the reference point in logit space. ``emb_head`` maps decoder outputs to the
+    track queries of the previous frame (content = the matched query's output embedding,
+    reference = its predicted centre plus its last displacement, a constant-velocity motion
+    model); every query adds the memory sampled at its reference point to its content. Heads
+    on every decoder layer: one logit per class (sigmoid focal) and the box
+    ``(cx, cy, w, l, sin, cos)`` in metres, the centre as a refinement of the reference point in
+    logit space. ``emb_head`` maps decoder outputs to the
     64-d embeddings of the contrastive loss (used in training only).
     """
 
@@ -118,15 +119,16 @@ class QueryTracker(nn.Module):
         self, memory: torch.Tensor, track_content: torch.Tensor, track_ref: torch.Tensor
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """``[track; object]`` query contents and reference points (normalised to [0, 1]).
-        An object query's content is its learned embedding plus the BEV memory sampled
-        (bilinearly) at its reference point."""
+        Every query's content (a track query's carried embedding, an object query's learned
+        embedding) gets the BEV memory sampled bilinearly at its reference point added, so a
+        track query reads the evidence where it expects its object."""
         B = track_content.shape[0]
-        ref = self.obj_ref.weight.sigmoid()[None].expand(B, -1, -1)
+        ref = torch.cat([track_ref, self.obj_ref.weight.sigmoid()[None].expand(B, -1, -1)], 1)
         side = self.grid // 2
         fmap = memory.transpose(1, 2).reshape(B, self.d_model, side, side)
         local = F.grid_sample(fmap, ref[:, :, None] * 2 - 1, align_corners=False)[..., 0]
-        obj = self.obj_content.weight[None] + local.transpose(1, 2)
-        return torch.cat([track_content, obj], 1), torch.cat([track_ref, ref], 1)
+        content = torch.cat([track_content, self.obj_content.weight[None].expand(B, -1, -1)], 1)
+        return content + local.transpose(1, 2), ref
 
     def heads(self, h: torch.Tensor, ref: torch.Tensor) -> dict[str, torch.Tensor]:
         """Class logits ``(B, Q, C)`` and boxes ``(B, Q, 6)`` (metres) of decoder outputs."""
