@@ -74,6 +74,17 @@ SUITE = BadInputs(
             bad={"d_model": [0]},
         ),
         Call(
+            zrdetr.BoxZoomEstimator,
+            n_classes=3,
+            init_log_size=-1.9,
+            call={
+                "boxes": torch.rand(2, 5, 4, generator=G) * 0.3 + 0.2,
+                "probs": torch.rand(2, 5, 3, generator=G),
+            },
+            shapes={"boxes": "B Q 4", "probs": "B Q 3"},
+            bad={"n_classes": [0, 10**6], "init_log_size": [1.0, float("nan")]},
+        ),
+        Call(
             zrdetr.RelationBias,
             n_classes=3,
             call={"n_queries": 5},

@@ -153,3 +153,25 @@ def test_matches_gpytorch_whitened_variational_strategy():
     assert_close(ours_var[:, 0] - noise + jitter, ref_var, rtol=1e-8, atol=1e-9)
     prior_kl = gp.variational_strategy.kl_divergence()
     assert_close(head.kl(), prior_kl, rtol=1e-8, atol=1e-9)
+
+
+def test_inference_cache_matches_the_autograd_path_and_follows_parameter_updates():
+    torch.manual_seed(0)
+    head = SVGPHead(8, 3, n_inducing=5, feat_dim=4).double().eval()
+    with torch.no_grad():
+        head.variational_mean.normal_()
+        head.variational_chol.mul_(0.5)
+    h = torch.randn(2, 4, 8, dtype=torch.float64)
+    fresh_mean, fresh_var = head(h)  # autograd on: computed from the parameters, not cached
+    with torch.no_grad():
+        for _ in range(2):  # the second call reuses the cached constants
+            mean, var = head(h)
+            assert_close(mean, fresh_mean.detach(), rtol=1e-12, atol=1e-12)
+            assert_close(var, fresh_var.detach(), rtol=1e-12, atol=1e-12)
+        head.variational_mean.add_(1.0)  # an optimizer-style in-place update
+        head.log_lengthscale.add_(0.3)
+        moved_mean, moved_var = head(h)
+    want_mean, want_var = head(h)
+    assert (moved_mean - mean).abs().max() > 1e-3
+    assert_close(moved_mean, want_mean.detach(), rtol=1e-12, atol=1e-12)
+    assert_close(moved_var, want_var.detach(), rtol=1e-12, atol=1e-12)

@@ -75,3 +75,19 @@ def test_sine_position_encoding_is_unique_per_cell():
     pos = sine_position_encoding(4, 5, 16)
     assert pos.shape == (20, 16)
     assert torch.cdist(pos, pos).add(torch.eye(20)).min() > 1e-3
+
+
+@pytest.mark.parametrize("estimator", ["boxes", "tokens"])
+def test_zoom_estimators_and_the_zoom_free_first_pass(estimator):
+    torch.manual_seed(0)
+    model = ZRDETR(3, d_model=16, head="mlp", zoom_estimator=estimator).eval()
+    x = torch.rand(2, 1, 32, 32)
+    out = model(x)
+    assert out["log_zoom"].shape == (2,) and torch.isfinite(out["log_zoom"]).all()
+    assert len(out["first_pass"]) == (3 if estimator == "boxes" else 0)
+    if estimator == "boxes":
+        # the first pass does not see the zoom: it is the same whatever zoom is given
+        a = model(x, zoom=torch.tensor([0.5, 0.5]))["first_pass"][-1]["boxes"]
+        b = model(x, zoom=torch.tensor([2.0, 2.0]))["first_pass"][-1]["boxes"]
+        assert torch.equal(a, b)
+        assert torch.equal(a, out["first_pass"][-1]["boxes"])

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # the same names for static tools; `x as x` marks a re-export
     from zrdetr.model import ZRDETR as ZRDETR
     from zrdetr.relation import AnatomicalRelationPrior as AnatomicalRelationPrior
     from zrdetr.relation import RelationBias as RelationBias
+    from zrdetr.zoom import BoxZoomEstimator as BoxZoomEstimator
     from zrdetr.zoom import ZoomEmbedding as ZoomEmbedding
     from zrdetr.zoom import ZoomFiLM as ZoomFiLM
     from zrdetr.zoom import ZoomRegressor as ZoomRegressor
@@ -40,6 +41,7 @@ __getattr__, __dir__, __all__ = lazy_exports(
     __name__,
     {
         "AnatomicalRelationPrior": "relation",
+        "BoxZoomEstimator": "zoom",
         "RelationBias": "relation",
         "SVGPHead": "gp_head",
         "ZRDETR": "model",

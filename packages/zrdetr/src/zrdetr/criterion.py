@@ -3,7 +3,8 @@ r"""Hungarian matching and the training loss (paper Sec. 3; DETR's set criterion
 Per image, predictions are matched one-to-one to the present structures by the Hungarian
 algorithm on :math:`C=2\,\mathrm{CE}_{class}+5\,\lVert b-\hat b\rVert_1+2(1-\mathrm{GIoU})`
 (class-specific queries can only take their own class). The loss of every decoder layer (deep
-supervision) is :math:`\mathrm{CE}+5L_1+2(1-\mathrm{GIoU})+\mathrm{NLL}_{box}+0.1L_{rel}`; once
+supervision, including the zoom-free first pass of the box-based zoom estimator) is
+:math:`\mathrm{CE}+5L_1+2(1-\mathrm{GIoU})+\mathrm{NLL}_{box}+0.1L_{rel}`; once
 per batch :math:`\mathrm{KL}/N+0.5L_{zoom}` with :math:`L_{zoom}=|\widehat{\log z}-\log z|`.
 """
 
@@ -58,7 +59,8 @@ class ZRDETRCriterion(nn.Module):
         cost_class, cost_l1, cost_giou: matching weights (2, 5, 2).
         w_ce, w_l1, w_giou, w_nll, w_rel, w_zoom: loss weights (1, 5, 2, 1, 0.1, 0.5).
         eos_coef: weight of the no-object class in the CE (DETR's 0.1).
-        deep_supervision: add the loss of every earlier decoder layer.
+        deep_supervision: add the loss of every earlier decoder layer (the last layer of the
+            zoom-free first pass is always trained: the zoom is read off its boxes).
         nll_detach_mean: the box NLL trains the variance only (stop-gradient on the mean).
 
     forward(outputs, targets) with ``targets`` a dict: ``boxes`` (B, K, 4) ``(cx, cy, w, h)``,
@@ -199,7 +201,11 @@ class ZRDETRCriterion(nn.Module):
             dtype="bool",
         )
         gp = "kl" in outputs
-        layers = [outputs, *outputs.get("aux", [])] if self.deep_supervision else [outputs]
+        first = list(outputs.get("first_pass", []))  # the zoom-free pass of the box estimator
+        if self.deep_supervision:
+            layers = [outputs, *outputs.get("aux", []), *first]
+        else:
+            layers = [outputs, *first[-1:]]
         w = self.w
         names = {"ce": "w_ce", "l1": "w_l1", "giou": "w_giou", "nll": "w_nll", "rel": "w_rel"}
         total = outputs["boxes"].new_zeros(())

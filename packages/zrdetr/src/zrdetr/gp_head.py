@@ -79,6 +79,7 @@ class SVGPHead(nn.Module):
             self.prior_mean = nn.Linear(p, out_dim)
             nn.init.zeros_(self.prior_mean.weight)
             nn.init.zeros_(self.prior_mean.bias)
+        self._cache: tuple | None = None
 
     def _jitter(self, dtype: torch.dtype) -> float:
         if self.jitter is not None:
@@ -99,21 +100,82 @@ class SVGPHead(nn.Module):
         """:math:`L_o`, the lower triangle of ``variational_chol``, (out_dim, M, M)."""
         return torch.tril(self.variational_chol)
 
+    def _versions(self) -> tuple:
+        return tuple((p._version, p.data_ptr()) for p in self._cached_params())
+
+    def _cached_params(self) -> tuple[torch.Tensor, ...]:
+        return (
+            self.inducing,
+            self.log_lengthscale,
+            self.log_outputscale,
+            self.log_noise,
+            self.variational_mean,
+            self.variational_chol,
+        )
+
+    def _constants(self, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+        r"""Everything that does not depend on the input, from one Cholesky factor of
+        :math:`K_{zz}`: the scaled inducing inputs :math:`Z/\ell`, the kernel offsets
+        :math:`2\log s_f-\lVert z_m/\ell\rVert^2/2`, the matrix
+        :math:`G=L_{zz}^{-\top}[\,I\mid m^\top\mid (S_1-I)\mid\dots\mid(S_O-I)\,]`
+        (M, M + O + O M) and :math:`s_f^2`, :math:`s_{n,o}^2`.
+
+        Cached (keyed on the parameters' versions and storage, dtype and device) when autograd is
+        off, so an inference forward reuses them; recomputed on every forward that needs
+        gradients, and dropped by ``train()`` / ``eval()``.
+        """
+        cacheable = not torch.is_grad_enabled()
+        key = (dtype, self.inducing.device, self._versions())
+        if cacheable and self._cache is not None and self._cache[0] == key:
+            return self._cache[1]
+        inv_ls = torch.exp(-self.log_lengthscale).to(dtype)
+        log_sf2 = 2 * self.log_outputscale.to(dtype)
+        zs = self.inducing.to(dtype) * inv_ls
+        M = zs.shape[0]
+        eye = torch.eye(M, dtype=dtype, device=zs.device)
+        kzz = self.kernel(self.inducing.to(dtype), self.inducing.to(dtype))
+        lzz = torch.linalg.cholesky(kzz + self._jitter(dtype) * eye)
+        L = self.chol_factor().to(dtype)
+        s_minus_i = L @ L.transpose(-1, -2) - eye  # (O, M, M)
+        right = torch.cat(
+            [eye, self.variational_mean.to(dtype).T, s_minus_i.transpose(0, 1).reshape(M, -1)],
+            dim=1,
+        )
+        g = torch.linalg.solve_triangular(lzz.T, right, upper=True)  # L_zz^{-T} [...]
+        offset = log_sf2 - 0.5 * zs.pow(2).sum(-1)
+        consts = (
+            zs.T.contiguous(),
+            offset,
+            g,
+            log_sf2.exp(),
+            self.log_noise.to(dtype).exp().pow(2),
+        )
+        if cacheable:
+            self._cache = (key, consts)
+        return consts
+
+    def train(self, mode: bool = True) -> SVGPHead:
+        self._cache = None
+        return super().train(mode)
+
     def predict_features(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        r"""Predictive mean and variance at GP inputs ``x`` (n, p): two (n, out_dim) tensors."""
-        z = self.inducing.to(x.dtype)
-        kzz = self.kernel(z, z)
-        eye = torch.eye(kzz.shape[0], dtype=kzz.dtype, device=kzz.device)
-        lzz = torch.linalg.cholesky(kzz + self._jitter(x.dtype) * eye)
-        kxz = self.kernel(x, z)
-        a = torch.linalg.solve_triangular(lzz, kxz.T, upper=False).T  # K_xz L_zz^{-T}
-        mean = a @ self.variational_mean.to(x.dtype).T
+        r"""Predictive mean and variance at GP inputs ``x`` (n, p): two (n, out_dim) tensors.
+
+        One matrix product :math:`K_{xz}G` gives :math:`A=K_{xz}L_{zz}^{-\top}`, :math:`Am_o` and
+        :math:`A(S_o-I)`; then :math:`\sigma^2_o=s_f^2+\sum_k [A(S_o-I)]_{nk}A_{nk}+s_{n,o}^2`
+        (the same as :math:`k(x,x)-\lVert A\rVert^2+\lVert AL_o\rVert^2+s_{n,o}^2`).
+        """
+        zs_t, offset, g, sf2, noise = self._constants(x.dtype)
+        M, O = zs_t.shape[1], self.out_dim
+        xs = x * torch.exp(-self.log_lengthscale).to(x.dtype)
+        # log k(x, z) = 2 log s_f - |x/l|^2 / 2 - |z/l|^2 / 2 + (x/l).(z/l)
+        kxz = torch.addmm(offset, xs, zs_t).sub_(0.5 * xs.pow(2).sum(-1, keepdim=True)).exp_()
+        out = kxz @ g
+        a, mean, a_s = out[:, :M], out[:, M : M + O], out[:, M + O :]
         if self.mean_function == "linear":
-            mean = mean + self.prior_mean(x)
-        al = torch.einsum("nm,omk->onk", a, self.chol_factor().to(x.dtype))
-        kxx = self.log_outputscale.exp().pow(2).to(x.dtype)
-        var = (kxx - a.pow(2).sum(-1))[:, None] + al.pow(2).sum(-1).T
-        var = var.clamp(min=0) + self.log_noise.exp().pow(2).to(x.dtype)
+            mean = self.prior_mean(x) + mean
+        quad = (a_s.reshape(-1, O, M) * a[:, None, :]).sum(-1)
+        var = (quad + sf2).clamp_(min=0) + noise
         return mean, var
 
     def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:

@@ -3,12 +3,13 @@ constraints and a Gaussian-process head.
 
 Pipeline: a small CNN (stride 8) gives tokens (B, N, d) plus a 2-D sine position encoding; two
 transformer encoder layers; the zoom embedding :math:`e` FiLM-modulates the encoded tokens and is
-added to every decoder query (when no zoom is given, :class:`~zrdetr.zoom.ZoomRegressor`
-predicts :math:`\log z`); K class-specific plus ``n_extra_queries`` generic learned queries run
-through three decoder layers (self-attention with the learned relation bias between class
-queries, cross-attention, FFN). Each decoder layer's output goes through the head (an
-:class:`~zrdetr.gp_head.SVGPHead` or an MLP): 4 box deltas added to each query's reference box in
-logit space, then a sigmoid, and K + 1 class logits (the last one: no object).
+added to every decoder query (when no zoom is given, it is predicted: by default from the boxes of
+a first decoder pass without the zoom, :class:`~zrdetr.zoom.BoxZoomEstimator`, or from the pooled
+tokens, :class:`~zrdetr.zoom.ZoomRegressor`); K class-specific plus ``n_extra_queries`` generic
+learned queries run through three decoder layers (self-attention with the learned relation bias
+between class queries, cross-attention, FFN). Each decoder layer's output goes through the head
+(an :class:`~zrdetr.gp_head.SVGPHead` or an MLP): 4 box deltas added to each query's reference box
+in logit space, then a sigmoid, and K + 1 class logits (the last one: no object).
 """
 
 from __future__ import annotations
@@ -23,7 +24,14 @@ from paperkit import check_bool, check_choice, check_int, check_tensor, param_er
 from zrdetr.criterion import ZRDETRCriterion, hungarian_match
 from zrdetr.gp_head import SVGPHead
 from zrdetr.relation import RelationBias
-from zrdetr.zoom import ZoomEmbedding, ZoomFiLM, ZoomRegressor, check_dtype, check_zoom
+from zrdetr.zoom import (
+    BoxZoomEstimator,
+    ZoomEmbedding,
+    ZoomFiLM,
+    ZoomRegressor,
+    check_dtype,
+    check_zoom,
+)
 
 __all__ = ["ZRDETR", "ZRDETRCriterion", "hungarian_match", "sine_position_encoding"]
 
@@ -96,13 +104,17 @@ class ZRDETR(nn.Module):
         mc_samples: Monte-Carlo samples of the GP class logits (8).
         in_channels: image channels (1).
         gp_mean: the GP head's prior mean, ``"linear"`` or ``"zero"``.
+        zoom_estimator: how the zoom is predicted when it is not given: ``"boxes"`` (a first,
+            zoom-free decoder pass and :class:`~zrdetr.zoom.BoxZoomEstimator` on its boxes) or
+            ``"tokens"`` (:class:`~zrdetr.zoom.ZoomRegressor` on the pooled encoder tokens).
 
     forward(images (B, C, H, W), zoom (B,) or None) returns a dict: ``logits`` (B, Q, K+1)
     (for the GP head: log of the MC-averaged softmax), ``boxes`` (B, Q, 4) ``(cx, cy, w, h)`` in
     [0, 1], ``box_var`` (B, Q, 4) (the GP variance carried to box coordinates by the delta method,
     :math:`\sigma^2_{box}=(s(1-s))^2\sigma^2_{\delta}`; zeros for the MLP head), ``log_zoom``
-    (B,) (the regressor's prediction; zeros without zoom), and ``aux``: the same dicts for the
-    earlier decoder layers (deep supervision).
+    (B,) (the predicted zoom; zeros without zoom), ``aux``: the same dicts for the earlier
+    decoder layers, and ``first_pass``: those of the zoom-free pass (``zoom_estimator="boxes"``;
+    empty otherwise); all of them get the loss (deep supervision).
     """
 
     def __init__(
@@ -123,6 +135,7 @@ class ZRDETR(nn.Module):
         mc_samples: int = 8,
         in_channels: int = 1,
         gp_mean: str = "linear",
+        zoom_estimator: str = "boxes",
     ) -> None:
         super().__init__()
         owner = "ZRDETR"
@@ -135,6 +148,9 @@ class ZRDETR(nn.Module):
         self.use_relation = _check_bool("use_relation", use_relation)
         self.head_kind = check_choice("head", owner, head, ("gp", "mlp"))
         gp_mean = check_choice("gp_mean", owner, gp_mean, ("linear", "zero"))
+        self.zoom_estimator = check_choice(
+            "zoom_estimator", owner, zoom_estimator, ("boxes", "tokens")
+        )
         cq = (
             self.use_relation
             if class_queries is None
@@ -177,7 +193,10 @@ class ZRDETR(nn.Module):
         if self.use_zoom:
             self.zoom_embed = ZoomEmbedding(d)
             self.film = ZoomFiLM(d)
-            self.zoom_regressor = ZoomRegressor(d)
+            if self.zoom_estimator == "boxes":
+                self.zoom_regressor: nn.Module = BoxZoomEstimator(K)
+            else:
+                self.zoom_regressor = ZoomRegressor(d)
         if self.use_relation:
             self.relation_bias = RelationBias(K)
         if self.head_kind == "gp":
@@ -211,29 +230,40 @@ class ZRDETR(nn.Module):
             x = layer(x)
         memory = x
         tgt = self.query_embed[None].expand(B, -1, -1)
-        if self.use_zoom:
-            log_zoom = self.zoom_regressor(memory)
-            lz = torch.log(zoom) if zoom is not None else log_zoom.detach()
-            e = self.zoom_embed.embed_log(lz).to(memory.dtype)
-            memory = self.film(memory, e)
-            tgt = tgt + e[:, None]
-        else:
-            log_zoom = memory.new_zeros(B)
         mask = None
         if self.use_relation:
             mask = self.relation_bias(self.n_queries).to(memory.dtype)
         qpos = self.query_pos[None].expand(B, -1, -1)
-        outs = []
-        for layer in self.decoder:
-            tgt = layer(tgt, qpos, memory, pos, mask)
-            outs.append(self._predict(tgt))
+        first: list[dict] = []
+        if not self.use_zoom:
+            log_zoom = memory.new_zeros(B)
+        elif self.zoom_estimator == "boxes":
+            first = self._decode(tgt, qpos, memory, pos, mask)
+            probs = first[-1]["logits"].float().softmax(-1)[..., : self.n_classes]
+            log_zoom = self.zoom_regressor.estimate(first[-1]["boxes"], probs).to(memory.dtype)
+        else:
+            log_zoom = self.zoom_regressor(memory)
+        if self.use_zoom:
+            lz = torch.log(zoom) if zoom is not None else log_zoom.detach()
+            e = self.zoom_embed.embed_log(lz).to(memory.dtype)
+            memory = self.film(memory, e)
+            tgt = tgt + e[:, None]
+        outs = self._decode(tgt, qpos, memory, pos, mask)
         out = outs[-1]
         out["log_zoom"] = log_zoom
         out["has_zoom"] = self.use_zoom
         out["aux"] = outs[:-1]
+        out["first_pass"] = first
         if self.head_kind == "gp":
             out["kl"] = self.head.kl()
         return out
+
+    def _decode(self, tgt, qpos, memory, pos, mask) -> list[dict]:
+        outs = []
+        for layer in self.decoder:
+            tgt = layer(tgt, qpos, memory, pos, mask)
+            outs.append(self._predict(tgt))
+        return outs
 
     def _predict(self, hs: torch.Tensor) -> dict:
         if self.head_kind == "gp":

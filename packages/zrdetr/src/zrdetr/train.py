@@ -51,9 +51,12 @@ def _param_groups(model: ZRDETR, lr: float, scale: float) -> list[dict[str, Any]
     gp = [
         p
         for n, p in model.named_parameters()
-        if n.startswith("head.")
-        and not n.startswith(("head.proj", "head.norm"))
-        and model.head_kind == "gp"
+        if (
+            n.startswith("head.")
+            and not n.startswith(("head.proj", "head.norm"))
+            and model.head_kind == "gp"
+        )
+        or n == "zoom_regressor.offset"
     ]
     ids = {id(p) for p in gp}
     rest = [p for p in model.parameters() if id(p) not in ids]
@@ -86,7 +89,8 @@ def train_detector(
     """Train ``model`` on ``data`` (a :func:`~zrdetr.data.make_anatomy_scenes` dict) for
     ``steps`` batches; returns the loss curve, seconds and process CPU seconds.
 
-    The GP's variational parameters, inducing inputs and kernel hyperparameters learn at
+    The GP's variational parameters, inducing inputs and kernel hyperparameters, and the
+    per-structure log-sizes of :class:`~zrdetr.zoom.BoxZoomEstimator`, learn at
     ``gp_lr_scale`` times ``lr`` (Adam moves each parameter by about ``lr`` per step, and the GP's
     outputs are linear in its variational mean). ``extra_batches(step, model)`` may return one
     more (images, targets) pair whose loss is added (the pseudo-labelled target batch of the
