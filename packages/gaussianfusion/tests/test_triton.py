@@ -86,51 +86,17 @@ def test_triton_backend_is_refused_where_it_cannot_run(monkeypatch):
 def test_triton_on_gpu_matches_torch(dtype, cutoff):
     g, _ = _gaussians(2, 4096, spread=20.0)
     values = torch.randn(2, 4096, 16, generator=torch.Generator().manual_seed(2))
-    cuda = Gaussians2D(
-        *(
-            x.cuda()
-            for x in (
-                g.mean,
-                g.log_scale,
-                g.rotation,
-                g.opacity_logit,
-                g.semantic,
-                g.explicit,
-                g.implicit,
-            )
-        )
-    )
-    low = Gaussians2D(
-        *(
-            getattr(cuda, f).to(dtype)
-            for f in (
-                "mean",
-                "log_scale",
-                "rotation",
-                "opacity_logit",
-                "semantic",
-                "explicit",
-                "implicit",
-            )
-        )
-    )
-    # the reference sees the same (rounded) inputs in fp32
-    ref = Gaussians2D(
-        *(
-            getattr(low, f).float()
-            for f in (
-                "mean",
-                "log_scale",
-                "rotation",
-                "opacity_logit",
-                "semantic",
-                "explicit",
-                "implicit",
-            )
-        )
-    )
+    low = g.to("cuda", dtype)
+    ref = low.to(torch.float32)  # the reference sees the same (rounded) inputs in fp32
     low_values = values.cuda().to(dtype)
     ref = splat(ref, low_values.float(), (200, 200), cutoff=cutoff, chunk=256, backend="torch")
     out = splat(low, low_values, (200, 200), cutoff=cutoff, backend="triton")
     tol = (1e-4 if dtype == torch.float32 else 1e-2) * ref.abs().max().item()
     assert_close(out.float(), ref, rtol=0, atol=tol)
+
+
+def test_gaussians_to_converts_every_property():
+    g, _ = _gaussians(1, 3)
+    h = g.to(torch.float64)
+    assert all(getattr(h, f).dtype == torch.float64 for f in ("mean", "semantic", "implicit"))
+    assert torch.equal(h.rotation, g.rotation.double()) and h.n == 3

@@ -63,21 +63,7 @@ def random_gaussians(
         opacity_logit=torch.randn(1, n, generator=gen),
     )
     values = torch.softmax(torch.randn(1, n, 5, generator=gen), -1)
-    g = Gaussians2D(
-        *(
-            t.to(device)
-            for t in (
-                g.mean,
-                g.log_scale,
-                g.rotation,
-                g.opacity_logit,
-                g.semantic,
-                g.explicit,
-                g.implicit,
-            )
-        )
-    )
-    return g, values.to(device)
+    return g.to(device), values.to(device)
 
 
 def _fns(g: Gaussians2D, v: torch.Tensor, hw: tuple[int, int]) -> dict:

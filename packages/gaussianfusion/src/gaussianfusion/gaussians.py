@@ -84,6 +84,10 @@ class Gaussians2D:
     def n(self) -> int:
         return self.mean.shape[1]
 
+    def to(self, *args, **kwargs) -> Gaussians2D:
+        """Every property through ``Tensor.to(*args, **kwargs)`` (device and/or dtype)."""
+        return Gaussians2D(*(getattr(self, f.name).to(*args, **kwargs) for f in fields(self)))
+
     def replace(self, **changes: torch.Tensor) -> Gaussians2D:
         """A copy with the given attributes replaced."""
         return replace(self, **changes)

@@ -6,7 +6,8 @@ Data (:func:`~zrdetr.data.make_anatomy_scenes`, 64 x 64, K = 6): 1,200 source tr
 target domain (a second scanner); 1,000 unlabeled target images for the UDA. Methods (paper
 Sec. 4: the baseline and single-module ablations): DETR-lite (MLP head, no zoom, no relation),
 +zoom, +relation, +GP and the full ZR-DETR (d = 64, batch 32, 500 steps each); ``--quick``:
-DETR-lite and ZR-DETR only, 150 steps each (a smoke run, not evidence). Evaluation uses the
+DETR-lite and ZR-DETR only, 80 steps each and 150 images per test set (a smoke run, not
+evidence). Evaluation uses the
 predicted zoom (read off the boxes of a zoom-free first decoder pass). Metrics: mAP50 and
 mAP50:95 with bootstrap 95% intervals over test images, ECE,
 Spearman(box variance, 1 - IoU), and false positives whose relation NLL exceeds the 99th
@@ -244,9 +245,11 @@ def reproduce(
     """Train and evaluate the methods; print the table, write ``zrdetr.png``. ``steps``,
     ``n_train``, ``n_test`` and ``n_boot`` shrink the run (smoke tests)."""
     start_cpu = time.process_time()
-    steps = steps or (150 if quick else 500)
+    steps = steps or (80 if quick else 500)
     n_boot = n_boot or (100 if quick else 200)
     methods = [LITE, FULL] if quick else METHODS
+    if quick:  # a smoke run of about a minute: fewer steps and test images
+        n_test = min(n_test, 150)
     data = _data(seed, n_train, n_test)
     prior = fit_prior(data["train"], K)
     thr = _implausible_threshold(prior, data["train"])
