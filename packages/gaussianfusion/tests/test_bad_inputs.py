@@ -65,6 +65,7 @@ SUITE = BadInputs(
             chunk=3,
             eps=0.01,
             empty=0,
+            backend="auto",
             shapes={"values": "B N F"},
             bad={
                 **G_ARGS,
@@ -75,6 +76,7 @@ SUITE = BadInputs(
                 "chunk": [0],
                 "eps": [0.0],
                 "empty": [3, -1],
+                "backend": ["cuda", "reference"],
             },
         ),
         Call(

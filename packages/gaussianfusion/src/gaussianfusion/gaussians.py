@@ -289,13 +289,20 @@ def window_radii(g: Gaussians2D, extent: Extent, bev_hw: tuple[int, int], cutoff
     same along y (the ellipse's bounding box plus the cell the mean lies in). (B, N) each."""
     (x0, x1), (y0, y1) = extent
     h, w = bev_hw
-    c2, s2 = torch.cos(g.rotation) ** 2, torch.sin(g.rotation) ** 2
-    var = torch.exp(2.0 * g.log_scale)
-    sxx = c2 * var[..., 0] + s2 * var[..., 1]
-    syy = s2 * var[..., 0] + c2 * var[..., 1]
-    kx = torch.ceil(cutoff * sxx.sqrt() * h / (x1 - x0)) + 1
-    ky = torch.ceil(cutoff * syy.sqrt() * w / (y1 - y0)) + 1
+    sx, sy = _axis_std(g.log_scale, g.rotation)
+    kx = torch.ceil(cutoff * sx * h / (x1 - x0)) + 1
+    ky = torch.ceil(cutoff * sy * w / (y1 - y0)) + 1
     return kx.clamp(max=h).long(), ky.clamp(max=w).long()
+
+
+def _axis_std(log_scale: torch.Tensor, rotation: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """sqrt(Sigma_xx) and sqrt(Sigma_yy), (B, N) each: the half-extent of each Gaussian's
+    ellipse along x and y per unit of Mahalanobis radius."""
+    c2, s2 = torch.cos(rotation) ** 2, torch.sin(rotation) ** 2
+    var = torch.exp(2.0 * log_scale)
+    return (c2 * var[..., 0] + s2 * var[..., 1]).sqrt(), (
+        s2 * var[..., 0] + c2 * var[..., 1]
+    ).sqrt()
 
 
 def _splat_culled(
@@ -431,8 +438,20 @@ def splat(
     if normalize:
         values = torch.cat([values, torch.ones_like(values[..., :1])], -1)
     if name == "triton":
+        box = (
+            None if cutoff is None else cutoff * torch.stack(_axis_std(g.log_scale, g.rotation), -1)
+        )
         out = splat_triton.splat(
-            g.mean, g.log_scale, g.rotation, g.opacity_logit, values, hw, ext, cutoff, _torch_map
+            g.mean,
+            g.log_scale,
+            g.rotation,
+            g.opacity_logit,
+            values,
+            hw,
+            ext,
+            cutoff,
+            box,
+            _torch_map,
         )
     elif cutoff is not None:
         out = _splat_culled(g, values, ext, hw, cutoff, chunk)

@@ -18,8 +18,7 @@ from typing import Any
 import numpy as np
 
 from paperkit import check_int, param_error, print_table, progress
-from syncl.data import make_bev_sequences
-from syncl.reproduce import RUNS, run_variant
+from syncl.reproduce import RUNS, datasets, run_variant
 
 __all__ = ["CONFIGS", "ablation", "main"]
 
@@ -48,10 +47,7 @@ def ablation(
     for s in seeds:
         check_int("seeds", owner, s, low=0)
     steps = check_int("steps", owner, steps, low=1, high=100_000)
-    run = RUNS[False]
-    X, gt = make_bev_sequences(run["n_train"], seed=1000)
-    X_test, gt_test = make_bev_sequences(run["n_test"], seed=2000)
-    data = {"X": X, "gt": gt, "X_test": X_test, "gt_test": gt_test}
+    data = datasets(RUNS[False], seed=0)
     res: dict[str, list[dict[str, Any]]] = {c: [] for c in configs}
     for c, s in progress([(c, s) for c in configs for s in seeds], "ablation (config, seed)"):
         variant, kw = CONFIGS[c]

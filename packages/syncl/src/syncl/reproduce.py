@@ -54,6 +54,13 @@ RUNS: dict[bool, dict[str, Any]] = {
 TRAIN = {"batch_size": 8, "clip_len": 3, "lr": 3e-3}
 
 
+def datasets(run: dict[str, Any], seed: int) -> dict[str, Any]:
+    """The training and test sequences of a run (``RUNS[quick]``) for a data seed."""
+    X, gt = make_bev_sequences(run["n_train"], seed=1000 + seed)
+    X_test, gt_test = make_bev_sequences(run["n_test"], seed=2000 + seed)
+    return {"X": X, "gt": gt, "X_test": X_test, "gt_test": gt_test}
+
+
 def run_variant(
     name: str, data: dict[str, Any], steps: int, seed: int, **criterion: Any
 ) -> dict[str, Any]:
@@ -249,9 +256,7 @@ def reproduce(*, quick: bool = False, seed: int = 0, out: str | Path = ".") -> R
     """Run the experiment of the module docstring; print the table; return the report."""
     run = RUNS[bool(quick)]
     cpu0 = time.process_time()
-    X, gt = make_bev_sequences(run["n_train"], seed=1000 + seed)
-    X_test, gt_test = make_bev_sequences(run["n_test"], seed=2000 + seed)
-    data = {"X": X, "gt": gt, "X_test": X_test, "gt_test": gt_test}
+    data = datasets(run, seed)
     jobs = [(n, seed + s) for s in range(run["seeds"]) for n in run["variants"]]
     per_seed: dict[str, list[dict[str, Any]]] = {n: [] for n in run["variants"]}
     for name, s in progress(jobs, "train and evaluate (variant, seed)"):

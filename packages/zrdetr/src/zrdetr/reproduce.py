@@ -239,17 +239,16 @@ def reproduce(
     uda: bool = False,
     steps: int | None = None,
     n_train: int = 1200,
-    n_test: int = 300,
+    n_test: int | None = None,
     n_boot: int | None = None,
 ) -> Report:
     """Train and evaluate the methods; print the table, write ``zrdetr.png``. ``steps``,
     ``n_train``, ``n_test`` and ``n_boot`` shrink the run (smoke tests)."""
     start_cpu = time.process_time()
-    steps = steps or (80 if quick else 500)
+    steps = steps or (80 if quick else 500)  # quick: a smoke run of about a minute
+    n_test = n_test or (150 if quick else 300)
     n_boot = n_boot or (100 if quick else 200)
     methods = [LITE, FULL] if quick else METHODS
-    if quick:  # a smoke run of about a minute: fewer steps and test images
-        n_test = min(n_test, 150)
     data = _data(seed, n_train, n_test)
     prior = fit_prior(data["train"], K)
     thr = _implausible_threshold(prior, data["train"])

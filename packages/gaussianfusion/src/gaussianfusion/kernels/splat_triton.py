@@ -47,20 +47,15 @@ def supported(values: torch.Tensor) -> bool:
     return triton_available() and b <= GRID_AXIS12_MAX and blocks <= GRID_AXIS12_MAX
 
 
-def _params(mean, log_scale, rotation, opacity, cutoff):
-    """The per-Gaussian parameters the kernel reads, fp32 contiguous: (B, N, 8) and (B, N, 2)."""
+def _params(mean, log_scale, rotation, opacity):
+    """The per-Gaussian parameters the kernel reads, fp32 contiguous, (B, N, 8)."""
     c, s = torch.cos(rotation), torch.sin(rotation)
     inv = torch.exp(-log_scale)
     par = torch.stack(
         [mean[..., 0], mean[..., 1], c, s, inv[..., 0], inv[..., 1], opacity, torch.zeros_like(c)],
         -1,
     )
-    var = torch.exp(2.0 * log_scale)
-    sxx = c * c * var[..., 0] + s * s * var[..., 1]
-    syy = s * s * var[..., 0] + c * c * var[..., 1]
-    r = 0.0 if cutoff is None else cutoff
-    box = torch.stack([r * sxx.sqrt(), r * syy.sqrt()], -1)
-    return par.float().contiguous(), box.float().contiguous()
+    return par.float().contiguous()
 
 
 def _launch(par, box, values, bev_hw, extent, cutoff) -> torch.Tensor:
@@ -100,11 +95,23 @@ def _launch(par, box, values, bev_hw, extent, cutoff) -> torch.Tensor:
 class _Splat(torch.autograd.Function):
     @staticmethod
     def forward(
-        ctx, mean, log_scale, rotation, opacity_logit, values, bev_hw, extent, cutoff, torch_path
+        ctx,
+        mean,
+        log_scale,
+        rotation,
+        opacity_logit,
+        values,
+        bev_hw,
+        extent,
+        cutoff,
+        box,
+        torch_path,
     ):
         ctx.save_for_backward(mean, log_scale, rotation, opacity_logit, values)
         ctx.args = (bev_hw, extent, cutoff, torch_path)
-        par, box = _params(mean, log_scale, rotation, torch.sigmoid(opacity_logit), cutoff)
+        par = _params(mean, log_scale, rotation, torch.sigmoid(opacity_logit))
+        # the kernel reads the boxes only when culling
+        box = par.new_zeros(1, 2) if box is None else box.detach().float().contiguous()
         return _launch(par, box, values, bev_hw, extent, cutoff).to(values.dtype)
 
     @staticmethod
@@ -118,12 +125,15 @@ class _Splat(torch.autograd.Function):
             None if g is None else g.to(x.dtype)
             for g, x in zip(grads, ctx.saved_tensors, strict=True)
         ]
-        return (*grads, None, None, None, None)
+        return (*grads, None, None, None, None, None)
 
 
-def splat(mean, log_scale, rotation, opacity_logit, values, bev_hw, extent, cutoff, torch_path):
-    """(B, F, H·W) map of the kernel; ``torch_path`` (same arguments) is what the backward
-    recomputes and differentiates."""
+def splat(
+    mean, log_scale, rotation, opacity_logit, values, bev_hw, extent, cutoff, box, torch_path
+):
+    """(B, F, H·W) map of the kernel. ``box`` (B, N, 2): each ellipse's half-widths along x and
+    y at the cut-off, in metres (None without one); ``torch_path`` (the arguments before
+    ``box``) is what the backward recomputes and differentiates."""
     return _Splat.apply(
-        mean, log_scale, rotation, opacity_logit, values, bev_hw, extent, cutoff, torch_path
+        mean, log_scale, rotation, opacity_logit, values, bev_hw, extent, cutoff, box, torch_path
     )
