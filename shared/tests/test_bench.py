@@ -59,7 +59,8 @@ def test_time_interleaved_alternates_and_keeps_same_round_ratios():
         min_time=0.0,
         min_repeats=6,
     )
-    assert order == ["slow", "fast"] * 7  # one warm-up round, then six alternating rounds
+    # one warm-up round, then six rounds in alternating order
+    assert order == ["slow", "fast"] * 2 + ["fast", "slow", "slow", "fast"] * 2 + ["fast", "slow"]
     assert timings["slow"].calls == timings["fast"].calls == 6
     median, q1, q3 = ratio_spread(timings["slow"], timings["fast"])
     # 4x the work; wall time on a loaded machine stretches either call by any factor (a

@@ -195,10 +195,11 @@ def test_work_that_would_not_fit_is_refused_before_it_starts():
 
 
 def _spy_forms(monkeypatch):
-    """Count the calls of the chunk path's two forms."""
+    """Count the calls of the chunk path's forms: the factored form's two arrangements (keys:
+    calls autograd does not record; values: recorded ones) and the pairwise form."""
     from zeros import chunk
 
-    calls = {"factored": 0, "pairwise": 0}
+    calls = {"factored_keys": 0, "factored_values": 0, "pairwise": 0}
     for form in calls:
         real = getattr(chunk, f"_{form}")
 
@@ -212,8 +213,9 @@ def _spy_forms(monkeypatch):
 
 @pytest.mark.parametrize("gate0", [False, True])
 def test_chunk_factored_form_equals_the_pairwise_form(gate0, inputs, monkeypatch):
-    """Moderate logits take the rank-3 form; forcing the pairwise form gives the same output
-    and gradients in float64 (T = 100: a partial last block)."""
+    """Moderate logits take the rank-3 form; its two arrangements and the forced pairwise form
+    give the same output, and the recorded ones the same gradients, in float64 (T = 100: a
+    partial last block)."""
     from zeros import chunk
 
     calls = _spy_forms(monkeypatch)
@@ -229,11 +231,14 @@ def test_chunk_factored_form_equals_the_pairwise_form(gate0, inputs, monkeypatch
         return out.detach(), grads
 
     factored, grads_f = run()
-    assert calls == {"factored": 1, "pairwise": 0}
+    with torch.no_grad():
+        keys = zeros_attention(*xs, backend="chunk", chunk_size=16)
+    assert calls == {"factored_keys": 1, "factored_values": 1, "pairwise": 0}
     monkeypatch.setattr(chunk, "factored_range", lambda dtype: -1.0)
     pairwise, grads_p = run()
-    assert calls == {"factored": 1, "pairwise": 1}
+    assert calls == {"factored_keys": 1, "factored_values": 1, "pairwise": 1}
     assert_close(factored, pairwise, rtol=0, atol=1e-12)
+    assert_close(keys, pairwise, rtol=0, atol=1e-12)
     for gf, gp in zip(grads_f, grads_p, strict=True):
         assert_close(gf, gp, rtol=0, atol=1e-11)
 
@@ -247,7 +252,7 @@ def test_chunk_factored_form_holds_up_to_its_range_in_float32(inputs, monkeypatc
 
     assert 61 < factored_range(torch.float32) < 62
     q, k, v, _, g1, gh, _ = inputs(B=1, T=128, H=2, d=8, dtype=torch.float32)
-    for jump, form in ((55.0, "factored"), (90.0, "pairwise")):
+    for jump, form in ((55.0, "factored_keys"), (90.0, "pairwise")):
         calls = _spy_forms(monkeypatch)
         s = torch.zeros(1, 128, 2)
         s[:, 15::16] = jump * torch.arange(1, 9).view(1, 8, 1)  # block maxima rise by `jump`
@@ -256,5 +261,52 @@ def test_chunk_factored_form_holds_up_to_its_range_in_float32(inputs, monkeypatc
         assert calls[form] == 1 and sum(calls.values()) == 1
         check_finite(out)
         assert_close(out, ref, rtol=0, atol=2e-5 * ref.abs().max().item(), msg=form)
+        if form == "factored_keys":  # and the arrangement for calls autograd records
+            recorded = zeros_attention(
+                q, k, v, s.clone().requires_grad_(), g1, gh, backend="chunk", chunk_size=16
+            )
+            assert calls["factored_values"] == 1
+            assert_close(recorded.detach(), ref, rtol=0, atol=2e-5 * ref.abs().max().item())
     monkeypatch.setattr(chunk, "factored_range", lambda dtype: math.inf)
     assert not zeros_attention(q, k, v, s, g1, gh, backend="chunk", chunk_size=16).isfinite().all()
+
+
+def test_chunk_normalises_inside_the_factored_form(inputs, monkeypatch):
+    """The factored form folds 1/|q| and 1/|k| into per-position scalars: scaling q and k
+    changes nothing, and all-zero query and key rows (F.normalize maps them to 0) stay finite
+    next to a 50-per-block logit jump, where a row's coefficient reaches e^50, in fp32."""
+    calls = _spy_forms(monkeypatch)
+    q, k, v, _, g1, gh, _ = inputs(B=1, T=64, H=2, d=8, dtype=torch.float32)
+    s = torch.zeros(1, 64, 2)
+    s[:, 15::16] = 50.0 * torch.arange(1, 5).view(1, 4, 1)
+    q[:, 3], k[:, 5], q[:, 20:22] = 0.0, 0.0, 0.0
+    ref = zeros_attention(*(x.double() for x in (q, k, v, s, g1, gh)), backend="reference")
+    out = zeros_attention(q, k, v, s, g1, gh, backend="chunk", chunk_size=16)
+    scaled = zeros_attention(1e-6 * q, 1e6 * k, v, s, g1, gh, backend="chunk", chunk_size=16)
+    assert calls == {"factored_keys": 2, "factored_values": 0, "pairwise": 0}
+    check_finite(out)
+    assert_close(out, ref, rtol=0, atol=2e-5 * ref.abs().max().item())
+    assert_close(scaled, out, rtol=0, atol=1e-6 * ref.abs().max().item())
+
+
+def test_chunk_gradients_stay_finite_next_to_large_in_block_jumps(inputs, monkeypatch):
+    """Rows 45 below their block's maximum (coefficients up to e^45): the fp32 gradients of
+    every input match the float64 reference's (summing x_u = e^{s_u - M_b} ~ e^-45 would pass
+    e^90 through the backward, past fp32's range)."""
+    calls = _spy_forms(monkeypatch)
+    q, k, v, _, g1, gh, _ = inputs(B=1, T=64, H=2, d=8, dtype=torch.float32)
+    s = torch.zeros(1, 64, 2)
+    s[:, 15::16] = 45.0 * torch.arange(1, 5).view(1, 4, 1)
+    weight = torch.linspace(-1, 1, 8)
+
+    def grads(backend, dtype):
+        xs = [x.to(dtype).requires_grad_() for x in (q, k, v, s, g1, gh)]
+        out = zeros_attention(*xs, backend=backend, chunk_size=16)
+        return torch.autograd.grad((out * weight.to(dtype)).sum(), xs)
+
+    for got, ref in zip(
+        grads("chunk", torch.float32), grads("reference", torch.float64), strict=True
+    ):
+        check_finite(got)
+        assert_close(got.double(), ref, rtol=0, atol=1e-4 * ref.abs().max().item())
+    assert calls == {"factored_keys": 0, "factored_values": 1, "pairwise": 0}

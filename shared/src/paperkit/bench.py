@@ -176,8 +176,10 @@ def time_interleaved(
 ) -> dict[str, Timing]:
     """Time several callables in alternating rounds, so that a load change hits them all alike.
 
-    Each round calls every ``fns[name]`` once, in order; rounds repeat until ``min_repeats``
-    rounds and ``min_time`` seconds have passed (at most ``max_repeats``). Every
+    Each round calls every ``fns[name]`` once, in the given order in even rounds and reversed
+    in odd ones, so that no callable always runs right after the same other one (a call pays
+    for what the previous one left behind: freed pages, a cold cache); rounds repeat until
+    ``min_repeats`` rounds and ``min_time`` seconds have passed (at most ``max_repeats``). Every
     :class:`Timing` keeps its per-round ``samples``, so ``a.samples[i] / b.samples[i]`` are
     same-round ratios: quote their median and spread (:func:`ratio_spread`) rather than the
     ratio of two medians measured minutes apart.
@@ -203,7 +205,7 @@ def time_interleaved(
     while rounds < max_repeats and (
         rounds < min_repeats or time.perf_counter() - started < min_time
     ):
-        for name, fn in fns.items():
+        for name, fn in list(fns.items())[:: -1 if rounds % 2 else 1]:
             c0, t0 = time.process_time(), time.perf_counter()
             fn()
             _sync(device)

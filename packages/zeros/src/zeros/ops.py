@@ -177,6 +177,8 @@ def _attend(q, k, v, s, gate1, gateh, gate0, causal, backend, chunk_size, owner,
     dtype = q.dtype
     work = torch.promote_types(dtype, torch.float32)
     q, k, v, s, gate1, gateh, gate0 = _cast(work, q, k, v, s, gate1, gateh, gate0)
+    if name == "chunk":  # normalises q and k itself, folded into per-position scalars
+        return chunk.attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size).to(dtype)
     q, k = F.normalize(q, dim=-1), F.normalize(k, dim=-1)
     B, T, H, d = q.shape
     e, size = v.shape[-1], work.itemsize
@@ -196,8 +198,6 @@ def _attend(q, k, v, s, gate1, gateh, gate0, causal, backend, chunk_size, owner,
                 Described(f"logits with a prefix maximum {spread:.0f} below the overall one"),
             )
         out = scan.attention(q, k, v, s, gate1, gateh, gate0, causal)
-    else:
-        out = chunk.attention(q, k, v, s, gate1, gateh, gate0, causal, chunk_size)
     return out.to(dtype)
 
 
