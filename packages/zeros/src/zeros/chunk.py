@@ -116,17 +116,37 @@ def _scaled(x: torch.Tensor, scales: list[torch.Tensor]) -> torch.Tensor:
     return out
 
 
+def _future(C: int, device: torch.device) -> torch.Tensor:
+    """(C, C) mask of the pairs u > t inside a block (zeroed: causal)."""
+    return torch.ones(C, C, dtype=torch.bool, device=device).triu(1)
+
+
+def _decay(M: torch.Tensor, earlier: torch.Tensor) -> torch.Tensor:
+    r"""(B, H, n, n): :math:`e^{M_c-M_b}\le1` for every earlier block c < b, else 0."""
+    return torch.where(earlier, torch.exp(M.unsqueeze(-2) - M.unsqueeze(-1)), 0.0)
+
+
+def _prefixes(L: torch.Tensor, decay: torch.Tensor, earlier: torch.Tensor) -> torch.Tensor:
+    """The states :math:`S_b` carried into each block: from the blocks' own sums L (B, H, 3, n,
+    X) of the three parts, the sum over the earlier blocks c < b, the first part decayed by
+    :math:`e^{M_c-M_b}` (two small lower-triangular matmuls over the block index)."""
+    plain = earlier.to(L.dtype).expand_as(decay)
+    return torch.stack([decay, plain, plain], dim=2) @ L
+
+
 def _factored_keys(blocks, q, k, v, sb, m, M, P, gates, t, earlier):
     """The factored form as linear attention on (q', k', v) (module docstring), for calls that
     autograd does not record: q, k (B, T, H, d) of any length in, (B, H, n, C, e) out."""
     B, H, n, C = sb.shape
     d, e, N = q.shape[-1], v.shape[-1], B * H * n
-    decay = torch.where(earlier, torch.exp(M.unsqueeze(-2) - M.unsqueeze(-1)), 0.0)  # e^{M_c-M_b}
+    decay = _decay(M, earlier)
     x = torch.exp(sb - M.unsqueeze(-1))  # e^{s_u - M_b} <= 1
     X = torch.cumsum(x, dim=-1)
     a, beta, gamma = coefficients(X + decay @ X[..., -1:], P, *gates, t)
     # the unit queries in one contiguous copy; the keys' norms ride on their three scalars
-    qn = _scaled(blocks(q), [blocks(_inverse_norm(q))]).reshape(B, H, n, C, d)
+    qn = torch.mul(
+        blocks(q), blocks(_inverse_norm(q)).unsqueeze(-1), out=q.new_empty(B, H, n, C, d)
+    )
     rk = blocks(_inverse_norm(k))
     qa = _scaled(qn, [a, beta, gamma])  # (B, H, n, C, 3, d): q'
     ka = _scaled(blocks(k), [x * rk, sb * rk, rk])  # k'
@@ -136,13 +156,11 @@ def _factored_keys(blocks, q, k, v, sb, m, M, P, gates, t, earlier):
         [x, sb, torch.ones_like(sb)], dim=-2
     ).reshape(N, 3, C)
     w = qn.reshape(N, C, d) @ ka[..., 2, :].reshape(N, C, d).transpose(1, 2)
-    future = torch.ones(C, C, dtype=torch.bool, device=q.device).triu(1)
-    w = w.mul_(r).masked_fill_(future, 0.0)
-    # earlier blocks: S_b, the prefix of each block's own k'^T v, its first third decayed
+    w = w.mul_(r).masked_fill_(_future(C, q.device), 0.0)
+    # earlier blocks: S_b, the prefix of each block's own k'^T v
     L = ka.reshape(N, C, 3 * d).transpose(1, 2) @ vb  # (N, 3d, e)
     L = L.reshape(B, H, n, 3, d * e).transpose(2, 3)
-    plain = earlier.to(q.dtype).expand_as(decay)
-    S = (torch.stack([decay, plain, plain], dim=2) @ L).transpose(2, 3).reshape(N, 3 * d, e)
+    S = _prefixes(L, decay, earlier).transpose(2, 3).reshape(N, 3 * d, e)
     o = torch.baddbmm(w @ vb, qa.reshape(N, C, 3 * d), S)
     return o.reshape(B, H, n, C, e)
 
@@ -162,16 +180,13 @@ def _factored_values(blocks, q, k, v, sb, m, M, P, gates, t, earlier):
     alpha, beta, gamma = coefficients(E, P, *gates, t)
     qb, kb, vb = blocks(_unit(q)), blocks(_unit(k)), blocks(v)
     d = qb.shape[-1]
-    future = torch.ones(C, C, dtype=torch.bool, device=q.device).triu(1)
-    cos = (qb @ kb.transpose(-1, -2)).masked_fill_(future, 0.0)
+    cos = (qb @ kb.transpose(-1, -2)).masked_fill_(_future(C, q.device), 0.0)
     x = torch.exp(sb - M.unsqueeze(-1))  # e^{s_u - M_b} <= 1
     a = alpha * torch.exp(M.unsqueeze(-1) - m)  # alpha_t e^{M_b - m_t} <= alpha_t e^R
     vt = torch.cat([x.unsqueeze(-1) * vb, sb.unsqueeze(-1) * vb, vb], dim=-1)  # (B, H, n, C, 3e)
     L = kb.transpose(-1, -2) @ vt  # (B, H, n, d, 3e): each block's own K^T V~
     L = L.reshape(B, H, n, d, 3, e).permute(0, 1, 4, 2, 3, 5).reshape(B, H, 3, n, d * e)
-    decay = torch.where(earlier, torch.exp(M.unsqueeze(-2) - M.unsqueeze(-1)), 0.0)
-    plain = earlier.to(q.dtype).expand_as(decay)
-    S = torch.stack([decay, plain, plain], dim=2) @ L  # (B, H, 3, n, d e): the prefixes S_b
+    S = _prefixes(L, _decay(M, earlier), earlier)  # (B, H, 3, n, d e)
     S = S.reshape(B, H, 3, n, d, e).permute(0, 1, 3, 4, 2, 5).reshape(-1, d, 3 * e)
     Y = torch.baddbmm((cos @ vt).reshape(-1, C, 3 * e), qb.reshape(-1, C, d), S)
     Y = Y.reshape(B, H, n, C, 3, e)
@@ -183,7 +198,7 @@ def _pairwise(qb, kb, vb, sb, m, M, alpha, beta, gamma, earlier):
     """The pairwise form (module docstring), for any logit range, on unit q, k."""
     B, H, n, C, d = qb.shape
     M_prev = torch.cat([torch.full_like(M[..., :1], float("-inf")), M[..., :-1]], dim=-1)
-    future = torch.ones(C, C, dtype=torch.bool, device=qb.device).triu(1)
+    future = _future(C, qb.device)
     # s_u - m_t <= 0 for u <= t; zeroing u > t only keeps exp finite where cos is already 0
     gap = (sb.unsqueeze(-2) - m.unsqueeze(-1)).masked_fill_(future, 0.0)
     decayed = alpha.unsqueeze(-1) * torch.exp(gap)
